@@ -1,0 +1,187 @@
+//! # sift-sdk: write kube-scheduler filter predicates for sift
+//!
+//! A predicate is one [`Predicate`] impl and one [`export_predicate!`] call.
+//! Built for `wasm32-wasip2`, the crate becomes a WebAssembly component
+//! implementing sift's contract (`wit/`); the SDK keeps the node table
+//! the host syncs into the instance and batches calls, so the plugin only
+//! sees Kubernetes concepts. Built natively, the same macro registers the
+//! predicate for in-process use: unit-test it with `cargo test`, and the host
+//! runs it as a native baseline.
+//!
+//! ```
+//! use sift_sdk::{export_predicate, Args, Node, Pod, Predicate, Prepare, Status};
+//!
+//! /// Rejects nodes whose name starts with the configured prefix.
+//! pub struct AvoidPrefix { prefix: String }
+//!
+//! impl Predicate for AvoidPrefix {
+//!     const NAME: &'static str = "AvoidPrefix";
+//!     type PodState = ();
+//!
+//!     fn new(args: Args) -> Result<Self, String> {
+//!         Ok(AvoidPrefix { prefix: args.get_str("prefix")?.unwrap_or("tmp-").into() })
+//!     }
+//!
+//!     fn prepare(&self, _pod: &Pod) -> Prepare<()> {
+//!         Prepare::Proceed(())
+//!     }
+//!
+//!     fn filter(&self, _pod: &Pod, _state: &(), node: &Node) -> Status {
+//!         if node.name.starts_with(&self.prefix) {
+//!             return Status::unresolvable("node(s) had an avoided name");
+//!         }
+//!         Status::success()
+//!     }
+//! }
+//!
+//! export_predicate!(AvoidPrefix);
+//! # fn main() {}
+//! ```
+
+pub mod model;
+pub mod quantity;
+pub mod resources;
+pub mod selector;
+pub mod status;
+pub mod toleration;
+
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
+
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod guest;
+
+pub use model::{
+    HostPort, Labels, Node, NodeFields, Pod, SelectorRequirement, SelectorTerm, Taint, Toleration,
+};
+pub use quantity::Quantity;
+pub use resources::Resources;
+pub use status::{Code, Prepare, Status};
+
+/// A filter predicate: kube-scheduler's PreFilter + Filter for one plugin.
+///
+/// `prepare` runs once per pod (in every instance that filters it), then
+/// `filter` once per node. Both must be deterministic: the host may spread a
+/// pod's nodes over several instances.
+pub trait Predicate: Sized + Send + Sync + 'static {
+    /// The name in configuration and statuses, e.g. `"NodePorts"`.
+    const NAME: &'static str;
+    /// The node fields `filter` reads; the host sends no others.
+    const NODE_FIELDS: NodeFields = NodeFields::ALL;
+    /// What `prepare` computes once per pod for `filter` to use.
+    type PodState: Send + Sync + 'static;
+
+    /// Builds the plugin from its configured arguments.
+    fn new(args: Args) -> Result<Self, String>;
+
+    /// Once per pod: skip, reject everywhere, narrow the nodes, or proceed.
+    fn prepare(&self, pod: &Pod) -> Prepare<Self::PodState>;
+
+    /// Whether the pod fits on this node.
+    fn filter(&self, pod: &Pod, state: &Self::PodState, node: &Node) -> Status;
+}
+
+/// A plugin's arguments: the JSON object from sift's configuration.
+#[derive(Clone, Debug, Default)]
+pub struct Args(serde_json::Map<String, serde_json::Value>);
+
+impl Args {
+    /// Parses the JSON text the host passes (`"{}"` or empty for none).
+    pub fn from_json(text: &str) -> Result<Args, String> {
+        if text.trim().is_empty() {
+            return Ok(Args::default());
+        }
+        match serde_json::from_str(text) {
+            Ok(serde_json::Value::Object(map)) => Ok(Args(map)),
+            Ok(serde_json::Value::Null) => Ok(Args::default()),
+            Ok(other) => Err(format!("plugin arguments must be an object, got {other}")),
+            Err(e) => Err(format!("plugin arguments are not valid JSON: {e}")),
+        }
+    }
+
+    /// Deserializes all arguments into `T` (use `#[serde(deny_unknown_fields)]`
+    /// on `T` so typos are reported).
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        serde_json::from_value(serde_json::Value::Object(self.0.clone()))
+            .map_err(|e| format!("invalid plugin arguments: {e}"))
+    }
+
+    /// A string argument, `None` when absent.
+    pub fn get_str(&self, key: &str) -> Result<Option<&str>, String> {
+        match self.0.get(key) {
+            None | Some(serde_json::Value::Null) => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s)),
+            Some(other) => Err(format!("argument {key:?} must be a string, got {other}")),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Makes a [`Predicate`] a sift plugin: on `wasm32` it exports the
+/// component's contract; natively it defines `sift_native_plugin()`, the
+/// in-process registration the host and tests use.
+#[macro_export]
+macro_rules! export_predicate {
+    ($plugin:ty) => {
+        #[cfg(not(target_arch = "wasm32"))]
+        /// This predicate, registered for in-process use.
+        pub fn sift_native_plugin() -> $crate::native::NativePlugin {
+            $crate::native::NativePlugin::of::<$plugin>()
+        }
+
+        #[cfg(target_arch = "wasm32")]
+        const _: () = {
+            ::std::thread_local! {
+                static SIFT_STATE: ::std::cell::RefCell<$crate::guest::State<$plugin>> =
+                    ::std::cell::RefCell::new($crate::guest::State::default());
+            }
+            struct SiftGlue;
+            impl $crate::guest::Guest for SiftGlue {
+                fn describe() -> $crate::guest::wit::PluginInfo {
+                    $crate::guest::describe::<$plugin>()
+                }
+                fn init(args: ::std::string::String) -> ::std::result::Result<(), ::std::string::String> {
+                    SIFT_STATE.with(|s| s.borrow_mut().init(&args))
+                }
+                fn sync_nodes(
+                    upserts: ::std::vec::Vec<$crate::guest::wit::NodeEntry>,
+                    removals: ::std::vec::Vec<u32>,
+                ) {
+                    SIFT_STATE.with(|s| s.borrow_mut().sync_nodes(upserts, removals))
+                }
+                fn prepare(pod: $crate::guest::wit::Pod) -> $crate::guest::wit::PrepareResult {
+                    SIFT_STATE.with(|s| s.borrow_mut().prepare(pod))
+                }
+                fn filter(slots: ::std::vec::Vec<u32>) -> ::std::vec::Vec<$crate::guest::wit::Rejection> {
+                    SIFT_STATE.with(|s| s.borrow().filter(&slots))
+                }
+            }
+            $crate::guest::bindings::__export_guest!(SiftGlue with_types_in $crate::guest::bindings);
+        };
+    };
+}
+
+/// Log levels for [`log`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogLevel {
+    Trace,
+    Debug,
+    Info,
+    Warn,
+    Error,
+}
+
+/// Writes to the host's log, tagged with the plugin's name and version.
+/// Natively (tests, the baseline) it writes to stderr at `Warn` and above.
+pub fn log(level: LogLevel, message: &str) {
+    #[cfg(target_arch = "wasm32")]
+    guest::log(level, message);
+    #[cfg(not(target_arch = "wasm32"))]
+    if matches!(level, LogLevel::Warn | LogLevel::Error) {
+        eprintln!("[{level:?}] {message}");
+    }
+}

@@ -1,0 +1,219 @@
+//! Kubernetes objects as filter predicates see them: a pod to place and the
+//! nodes it may go to, reduced to the fields kube-scheduler's filters read
+//! and in kube-scheduler's units (millicores, bytes).
+
+use crate::resources::Resources;
+
+/// Labels sorted by key, so lookups are a binary search.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Labels(Vec<(String, String)>);
+
+impl Labels {
+    /// Builds from pairs in any order; a later duplicate key wins.
+    pub fn new(mut pairs: Vec<(String, String)>) -> Self {
+        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        pairs.dedup_by(|later, earlier| {
+            if later.0 == earlier.0 {
+                std::mem::swap(later, earlier);
+                true
+            } else {
+                false
+            }
+        });
+        Labels(pairs)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| self.0[i].1.as_str())
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.get(key).is_some()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn into_pairs(self) -> Vec<(String, String)> {
+        self.0
+    }
+}
+
+impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Labels {
+    fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {
+        Labels::new(
+            iter.into_iter()
+                .map(|(k, v)| (k.into(), v.into()))
+                .collect(),
+        )
+    }
+}
+
+/// A node taint (`spec.taints[]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Taint {
+    pub key: String,
+    pub value: String,
+    /// `NoSchedule`, `PreferNoSchedule` or `NoExecute`.
+    pub effect: String,
+}
+
+/// A pod toleration (`spec.tolerations[]`), empty strings where unset.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Toleration {
+    pub key: String,
+    /// `Equal` (also when empty) or `Exists`.
+    pub operator: String,
+    pub value: String,
+    pub effect: String,
+    pub toleration_seconds: Option<i64>,
+}
+
+/// A host port asked for by a pod or in use on a node.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct HostPort {
+    pub port: i32,
+    /// `TCP`, `UDP` or `SCTP`; defaulted to `TCP`.
+    pub protocol: String,
+    /// Defaulted to `0.0.0.0`, which conflicts with every address.
+    pub host_ip: String,
+}
+
+/// One node selector requirement, operator as written.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SelectorRequirement {
+    pub key: String,
+    pub operator: String,
+    pub values: Vec<String>,
+}
+
+/// Requirements ANDed; a selector's terms are ORed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SelectorTerm {
+    pub match_expressions: Vec<SelectorRequirement>,
+    pub match_fields: Vec<SelectorRequirement>,
+}
+
+/// The pod to place.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Pod {
+    pub name: String,
+    pub namespace: String,
+    pub uid: String,
+    pub labels: Labels,
+    /// `spec.nodeName`, empty when unset.
+    pub node_name: String,
+    /// `spec.nodeSelector`.
+    pub node_selector: Labels,
+    /// Required node affinity terms; `None` when the pod has none.
+    pub required_node_affinity: Option<Vec<SelectorTerm>>,
+    pub tolerations: Vec<Toleration>,
+    /// Host ports of its containers (hostPort > 0), defaults applied.
+    pub host_ports: Vec<HostPort>,
+    /// Requests as kube-scheduler computes them (see [`crate::resources::pod_requests`]).
+    pub requests: Resources,
+}
+
+/// A node with what its bound pods use.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Node {
+    pub name: String,
+    pub labels: Labels,
+    pub taints: Vec<Taint>,
+    pub unschedulable: bool,
+    pub allocatable: Resources,
+    /// Sum of the requests of the pods bound to it.
+    pub requested: Resources,
+    /// Number of pods bound to it.
+    pub pod_count: u32,
+    /// Host ports in use.
+    pub used_ports: Vec<HostPort>,
+}
+
+/// The node fields a plugin reads; the host sends only these to a Wasm
+/// plugin (the name always), which keeps syncing cheap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeFields(u8);
+
+impl NodeFields {
+    pub const NONE: NodeFields = NodeFields(0);
+    pub const LABELS: NodeFields = NodeFields(1);
+    pub const TAINTS: NodeFields = NodeFields(2);
+    pub const UNSCHEDULABLE: NodeFields = NodeFields(4);
+    pub const RESOURCES: NodeFields = NodeFields(8);
+    pub const PORTS: NodeFields = NodeFields(16);
+    pub const ALL: NodeFields = NodeFields(31);
+
+    pub const fn union(self, other: NodeFields) -> NodeFields {
+        NodeFields(self.0 | other.0)
+    }
+
+    pub const fn contains(self, other: NodeFields) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
+    pub const fn from_bits(bits: u8) -> NodeFields {
+        NodeFields(bits & 31)
+    }
+
+    /// A copy of `node` holding only these fields (and the name).
+    pub fn project(self, node: &Node) -> Node {
+        Node {
+            name: node.name.clone(),
+            labels: if self.contains(Self::LABELS) {
+                node.labels.clone()
+            } else {
+                Labels::default()
+            },
+            taints: if self.contains(Self::TAINTS) {
+                node.taints.clone()
+            } else {
+                Vec::new()
+            },
+            unschedulable: self.contains(Self::UNSCHEDULABLE) && node.unschedulable,
+            allocatable: if self.contains(Self::RESOURCES) {
+                node.allocatable.clone()
+            } else {
+                Resources::default()
+            },
+            requested: if self.contains(Self::RESOURCES) {
+                node.requested.clone()
+            } else {
+                Resources::default()
+            },
+            pod_count: if self.contains(Self::RESOURCES) {
+                node.pod_count
+            } else {
+                0
+            },
+            used_ports: if self.contains(Self::PORTS) {
+                node.used_ports.clone()
+            } else {
+                Vec::new()
+            },
+        }
+    }
+}
+
+impl std::ops::BitOr for NodeFields {
+    type Output = NodeFields;
+    fn bitor(self, rhs: NodeFields) -> NodeFields {
+        self.union(rhs)
+    }
+}

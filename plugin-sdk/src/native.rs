@@ -1,0 +1,68 @@
+//! In-process registration: the same predicate code, called directly.
+//!
+//! The host uses this as the performance baseline for its Wasm plugins, and
+//! plugin authors use it to unit-test predicates with plain `cargo test`.
+
+use crate::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status};
+use std::any::Any;
+
+/// A predicate's per-pod state, type-erased.
+pub type PodState = Box<dyn Any + Send + Sync>;
+
+/// A configured predicate behind a trait object.
+pub trait DynPredicate: Send + Sync {
+    fn prepare(&self, pod: &Pod) -> Prepare<PodState>;
+    fn filter(&self, pod: &Pod, state: &PodState, node: &Node) -> Status;
+}
+
+struct Erased<P: Predicate>(P);
+
+impl<P: Predicate> DynPredicate for Erased<P> {
+    fn prepare(&self, pod: &Pod) -> Prepare<PodState> {
+        match self.0.prepare(pod) {
+            Prepare::Proceed(s) => Prepare::Proceed(Box::new(s)),
+            Prepare::Narrow(s, nodes) => Prepare::Narrow(Box::new(s), nodes),
+            Prepare::Skip => Prepare::Skip,
+            Prepare::Reject(status) => Prepare::Reject(status),
+        }
+    }
+
+    fn filter(&self, pod: &Pod, state: &PodState, node: &Node) -> Status {
+        match state.downcast_ref::<P::PodState>() {
+            Some(s) => self.0.filter(pod, s, node),
+            None => Status::error("pod state of another plugin"),
+        }
+    }
+}
+
+/// A predicate type registered for in-process use
+/// (what `export_predicate!` defines as `sift_native_plugin()`).
+#[derive(Clone, Copy)]
+pub struct NativePlugin {
+    pub name: &'static str,
+    pub node_fields: NodeFields,
+    build: fn(Args) -> Result<Box<dyn DynPredicate>, String>,
+}
+
+impl NativePlugin {
+    pub fn of<P: Predicate>() -> NativePlugin {
+        NativePlugin {
+            name: P::NAME,
+            node_fields: P::NODE_FIELDS,
+            build: |args| P::new(args).map(|p| Box::new(Erased(p)) as Box<dyn DynPredicate>),
+        }
+    }
+
+    /// Configures an instance from the plugin's JSON arguments.
+    pub fn instantiate(&self, args_json: &str) -> Result<Box<dyn DynPredicate>, String> {
+        (self.build)(Args::from_json(args_json)?)
+    }
+}
+
+impl std::fmt::Debug for NativePlugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NativePlugin")
+            .field("name", &self.name)
+            .finish()
+    }
+}

@@ -1,0 +1,30 @@
+//! NodeName: a pod that names its node (`spec.nodeName`) fits only there.
+
+use sift_sdk::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+
+pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
+
+pub struct NodeName;
+
+impl Predicate for NodeName {
+    const NAME: &'static str = "NodeName";
+    const NODE_FIELDS: NodeFields = NodeFields::NONE;
+    type PodState = ();
+
+    fn new(_: Args) -> Result<Self, String> {
+        Ok(NodeName)
+    }
+
+    fn prepare(&self, _: &Pod) -> Prepare<()> {
+        Prepare::Proceed(())
+    }
+
+    fn filter(&self, pod: &Pod, _: &(), node: &Node) -> Status {
+        if pod.node_name.is_empty() || pod.node_name == node.name {
+            return Status::success();
+        }
+        Status::unresolvable(ERR_REASON)
+    }
+}
+
+export_predicate!(NodeName);

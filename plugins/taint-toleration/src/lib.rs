@@ -1,0 +1,32 @@
+//! TaintToleration: a pod must tolerate every NoSchedule and NoExecute
+//! taint of the node (PreferNoSchedule only affects scoring).
+
+use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
+use sift_sdk::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+
+pub const ERR_REASON_UNTOLERATED: &str = "node(s) had untolerated taint(s)";
+
+pub struct TaintToleration;
+
+impl Predicate for TaintToleration {
+    const NAME: &'static str = "TaintToleration";
+    const NODE_FIELDS: NodeFields = NodeFields::TAINTS;
+    type PodState = ();
+
+    fn new(_: Args) -> Result<Self, String> {
+        Ok(TaintToleration)
+    }
+
+    fn prepare(&self, _: &Pod) -> Prepare<()> {
+        Prepare::Proceed(())
+    }
+
+    fn filter(&self, pod: &Pod, _: &(), node: &Node) -> Status {
+        match find_untolerated(&node.taints, &pod.tolerations, is_do_not_schedule) {
+            None => Status::success(),
+            Some(_) => Status::unresolvable(ERR_REASON_UNTOLERATED),
+        }
+    }
+}
+
+export_predicate!(TaintToleration);

@@ -1,0 +1,1 @@
+//! Integration tests for sift live in `tests/`; conformance cases in `cases/`.
