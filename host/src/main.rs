@@ -1,1 +1,374 @@
-fn main() {}
+//! The `sift` command line.
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use sift_host::cache::CompileCache;
+use sift_host::config::Config;
+use sift_host::conformance;
+use sift_host::engine::Engine;
+use sift_host::input::Objects;
+use sift_host::registry::{Catalog, default_plugins_dir};
+use sift_host::runtime::Runtime;
+use sift_host::snapshot::Snapshot;
+use sift_host::wasm::WasmPlugin;
+use sift_host::{bench, kube, output};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+/// sift runs Kubernetes scheduler filter predicates as sandboxed
+/// WebAssembly components: for a pod, which nodes can run it, and why not
+/// the others, exactly as kube-scheduler's filter phase answers.
+#[derive(Parser)]
+#[command(name = "sift", version, about, long_about = None, after_help = EXAMPLES)]
+struct Cli {
+    /// Log level for sift and plugin log calls: error, warn, info, debug, trace.
+    #[arg(long, global = true, default_value = "warn", env = "SIFT_LOG")]
+    log_level: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+const EXAMPLES: &str = "Examples:
+  kubectl get nodes,pods -A -o json > cluster.json
+  sift filter --cluster cluster.json --pod pod.yaml
+  sift filter --cluster nodes.yaml --cluster pods.yaml --pod pod.json -o json
+  sift conformance tests/cases
+  sift conformance --plugin my_plugin.wasm my-cases/
+  sift plugins list
+  sift plugins inspect my_plugin.wasm
+  sift bench --nodes 5000";
+
+#[derive(Subcommand)]
+enum Command {
+    /// Filter nodes for pods: feasible nodes, each rejected node's status,
+    /// and kube-scheduler's "0/N nodes are available" message.
+    Filter(FilterArgs),
+    /// Run conformance case files (JSON) and report what differs.
+    ///
+    /// Each case runs a full filtering cycle over every node. Prints one
+    /// line per failing case, then "N passed, M failed"; exits 1 if any
+    /// failed.
+    Conformance(ConformanceArgs),
+    /// List or inspect plugin components.
+    #[command(subcommand)]
+    Plugins(PluginsCommand),
+    /// Measure pods/s of the filter phase on a synthetic cluster, Wasm
+    /// plugins against the same predicates compiled natively.
+    Bench(bench::BenchArgs),
+}
+
+#[derive(Args)]
+struct PluginSource {
+    /// sift configuration (YAML): plugins, order, arguments, limits.
+    #[arg(long, short = 'c')]
+    config: Option<PathBuf>,
+    /// Directory of plugin components (default: the bundled plugins).
+    #[arg(long = "plugins", value_name = "DIR")]
+    plugins_dir: Option<PathBuf>,
+    /// Run the built-in predicates compiled into sift instead of Wasm.
+    #[arg(long)]
+    native: bool,
+}
+
+#[derive(Args)]
+struct FilterArgs {
+    /// Nodes and bound pods: JSON or YAML as kubectl prints them (single
+    /// objects, List, NodeList/PodList, multi-document YAML). Repeatable.
+    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
+    cluster: Vec<PathBuf>,
+    /// Pods to place, one cycle each, in order. Default: every pending
+    /// (unbound) pod found in the cluster files.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    pod: Vec<PathBuf>,
+    #[command(flatten)]
+    source: PluginSource,
+    /// Output format.
+    #[arg(long, short = 'o', value_enum, default_value_t = Format::Table)]
+    output: Format,
+    /// Rows per list in the table (0 = all).
+    #[arg(long, default_value_t = 20)]
+    limit: usize,
+    /// Override percentageOfNodesToScore (0 = adaptive, 1-100).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    percentage: Option<u32>,
+    /// Override the number of worker threads.
+    #[arg(long, value_parser = parse_positive)]
+    parallelism: Option<usize>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Json,
+}
+
+#[derive(Args)]
+struct ConformanceArgs {
+    /// Case files or directories of them (searched recursively for *.json).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    #[command(flatten)]
+    source: PluginSource,
+    /// An extra plugin component to load (replaces a bundled plugin of the
+    /// same name). Repeatable.
+    #[arg(long = "plugin", value_name = "FILE")]
+    plugin_files: Vec<PathBuf>,
+}
+
+#[derive(Subcommand)]
+enum PluginsCommand {
+    /// The plugins in the plugins directory: name, version, size, file.
+    List {
+        #[command(flatten)]
+        source: PluginSource,
+    },
+    /// What a component is: its name, contract version, imports and
+    /// exports, size and compile time; or why it is not a sift plugin.
+    Inspect { file: PathBuf },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode> {
+    match command {
+        Command::Filter(a) => filter(a),
+        Command::Conformance(a) => conformance_cmd(a),
+        Command::Plugins(PluginsCommand::List { source }) => plugins_list(source),
+        Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
+        Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
+    }
+}
+
+fn load_config(path: Option<&Path>) -> Result<Config> {
+    match path {
+        Some(p) => Config::load(p),
+        None => Ok(Config::default()),
+    }
+}
+
+fn runtime(config: &Config) -> Result<Arc<Runtime>> {
+    let cache_dir = config.cache_dir.clone().or_else(CompileCache::default_dir);
+    Ok(Arc::new(Runtime::new(
+        config.limits()?,
+        config.sandbox.clone(),
+        cache_dir.map(CompileCache::new),
+    )?))
+}
+
+fn plugins_dir(source: &PluginSource, config: &Config) -> Option<PathBuf> {
+    source
+        .plugins_dir
+        .clone()
+        .or_else(|| config.plugins_dir.clone())
+        .or_else(default_plugins_dir)
+}
+
+fn catalog(source: &PluginSource, config: &Config, extra: &[PathBuf]) -> Result<Catalog> {
+    if source.native {
+        return Catalog::native(config);
+    }
+    let dir = plugins_dir(source, config);
+    if dir.is_none() && extra.is_empty() {
+        bail!(
+            "no plugins directory: build the bundled plugins with `bash scripts/build-plugins.sh`, \
+             or pass --plugins DIR (or set pluginsDir in the config, or SIFT_PLUGINS_DIR)"
+        );
+    }
+    Catalog::load_wasm(&runtime(config)?, dir.as_deref(), extra, config)
+}
+
+fn filter(a: FilterArgs) -> Result<ExitCode> {
+    let config = load_config(a.source.config.as_deref())?;
+    let cluster = Objects::read_files(&a.cluster)?;
+    for s in &cluster.skipped {
+        tracing::debug!("skipped {s}");
+    }
+    let snapshot = Arc::new(Snapshot::from_objects(&cluster)?);
+    let pods: Vec<_> = if a.pod.is_empty() {
+        cluster
+            .pods
+            .iter()
+            .filter(|(p, _)| kube::bound_node(p).is_none())
+            .cloned()
+            .collect()
+    } else {
+        Objects::read_files(&a.pod)?.pods
+    };
+    if pods.is_empty() {
+        bail!("no pod to place: pass --pod FILE (the cluster files have no pending pod)");
+    }
+    let catalog = catalog(&a.source, &config, &[])?;
+    let mut options = config.engine_options();
+    if let Some(p) = a.percentage {
+        options.percentage_of_nodes_to_score = p;
+    }
+    if let Some(p) = a.parallelism {
+        options.parallelism = p;
+    }
+    let mut engine = Engine::new(catalog.select(&config.filter_plugins())?, options)?;
+    let mut outcomes = Vec::new();
+    for (pod, origin) in &pods {
+        let model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+        outcomes.push(engine.find_nodes_that_fit(&snapshot, model));
+    }
+    match a.output {
+        Format::Json => println!("{}", serde_json::to_string_pretty(&outcomes)?),
+        Format::Table => {
+            for (i, o) in outcomes.iter().enumerate() {
+                if i > 0 {
+                    println!();
+                }
+                print!("{}", output::table(o, a.limit));
+            }
+        }
+    }
+    Ok(if outcomes.iter().any(|o| o.error.is_some()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn conformance_cmd(a: ConformanceArgs) -> Result<ExitCode> {
+    let config = load_config(a.source.config.as_deref())?;
+    let files = conformance::collect_case_files(&a.paths)?;
+    if files.is_empty() {
+        bail!("no case files (*.json) under the given paths");
+    }
+    let catalog = catalog(&a.source, &config, &a.plugin_files)?;
+    let (mut passed, mut failed) = (0, 0);
+    for file in &files {
+        let r = conformance::run_case(file, &catalog);
+        if r.differences.is_empty() {
+            passed += 1;
+        } else {
+            failed += 1;
+            let name = if r.name.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", r.name)
+            };
+            println!(
+                "FAIL {}{name}: {}",
+                r.file.display(),
+                r.differences.join("; ")
+            );
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(if failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+fn plugins_list(source: PluginSource) -> Result<ExitCode> {
+    let config = load_config(source.config.as_deref())?;
+    if source.native {
+        for n in sift_host::native::builtin() {
+            println!("{:20} native", n.name);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = plugins_dir(&source, &config)
+        .ok_or_else(|| anyhow!("no plugins directory (pass --plugins DIR)"))?;
+    let catalog = Catalog::load_wasm(&runtime(&config)?, Some(&dir), &[], &config)?;
+    let enabled: Vec<String> = config
+        .filter_plugins()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    println!(
+        "{:20} {:12} {:>9} {:8} FILE",
+        "NAME", "VERSION", "SIZE", "ENABLED"
+    );
+    for p in catalog.wasm_plugins() {
+        let id = p.identity();
+        let position = enabled
+            .iter()
+            .position(|n| *n == id.name)
+            .map(|i| format!("#{}", i + 1));
+        println!(
+            "{:20} {:12} {:>9} {:8} {}",
+            id.name,
+            id.version(),
+            human_size(id.size),
+            position.unwrap_or_else(|| "no".into()),
+            id.path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn plugins_inspect(file: &Path) -> Result<ExitCode> {
+    let config = Config::default();
+    let runtime = runtime(&config)?;
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let compiled = runtime.compile(&bytes, file)?;
+    let ty = compiled.component.component_type();
+    let engine = runtime.engine();
+    println!("file:         {}", file.display());
+    println!("size:         {}", human_size(compiled.size));
+    println!("sha256:       {}", compiled.sha256);
+    println!(
+        "compile time: {:.1} ms{}",
+        compiled.compile_time.as_secs_f64() * 1e3,
+        if compiled.from_cache {
+            " (from cache)"
+        } else {
+            ""
+        }
+    );
+    println!("imports:");
+    for (name, _) in ty.imports(engine) {
+        println!("  {name}");
+    }
+    println!("exports:");
+    for (name, _) in ty.exports(engine) {
+        println!("  {name}");
+    }
+    match WasmPlugin::load(&runtime, file, &|_| "{}".to_string()) {
+        Ok(p) => {
+            println!("contract:     sift:predicate/predicate-plugin@0.1.0");
+            println!("name:         {}", p.identity().name);
+            println!("node fields:  {:?}", p.identity().node_fields);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!("contract:     NOT a sift plugin: {e:#}");
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+fn human_size(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}
+
+fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("{s:?} is not a positive integer")),
+    }
+}

@@ -1,0 +1,316 @@
+//! `sift bench`: pods/s of the filter phase on a deterministic synthetic
+//! cluster, with the Wasm plugins and with the same predicates compiled
+//! natively. A benchmark, not a test: numbers depend on the machine.
+
+use crate::cache::CompileCache;
+use crate::config::Config;
+use crate::engine::{Engine, EngineOptions};
+use crate::registry::{Catalog, default_plugins_dir};
+use crate::runtime::Runtime;
+use crate::snapshot::Snapshot;
+use anyhow::{Result, anyhow};
+use sift_sdk::resources::Resources;
+use sift_sdk::{HostPort, Labels, Node, Pod, SelectorRequirement, SelectorTerm, Taint, Toleration};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(clap::Args)]
+pub struct BenchArgs {
+    /// Cluster sizes (nodes), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "1000,5000,15000")]
+    pub nodes: Vec<usize>,
+    /// percentageOfNodesToScore values to run (0 = adaptive), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "0,100")]
+    pub percentage: Vec<u32>,
+    /// Pods to place per measurement (fewer if --seconds runs out first).
+    #[arg(long, default_value_t = 5000)]
+    pub pods: usize,
+    /// Time budget per measurement.
+    #[arg(long, default_value_t = 3.0)]
+    pub seconds: f64,
+    /// Worker threads (default: kube-scheduler's 16).
+    #[arg(long, default_value_t = 16)]
+    pub parallelism: usize,
+    /// Directory of plugin components (default: the bundled plugins).
+    #[arg(long = "plugins", value_name = "DIR")]
+    pub plugins_dir: Option<PathBuf>,
+    /// Skip the Wasm runs (native baseline only).
+    #[arg(long)]
+    pub native_only: bool,
+}
+
+/// SplitMix64: a tiny deterministic generator, so every run benchmarks the
+/// same cluster.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+const ZONES: [&str; 3] = ["zone-a", "zone-b", "zone-c"];
+const TYPES: [&str; 4] = ["m5.4xlarge", "m5.8xlarge", "c5.9xlarge", "r5.16xlarge"];
+
+/// N nodes over 3 zones, ~15 labels each, some taints, some cordoned,
+/// ~10 bound pods each (requests, a few host ports).
+pub fn synthetic_nodes(n: usize) -> Vec<Node> {
+    let mut rng = Rng(42);
+    (0..n)
+        .map(|i| {
+            let zone = ZONES[i % 3];
+            let ty = rng.below(4) as usize;
+            let cpu = [16_000, 32_000, 36_000, 64_000][ty];
+            let mem: i64 = [64, 128, 72, 512][ty] << 30;
+            let name = format!("node-{i:05}");
+            let mut labels = vec![
+                ("kubernetes.io/hostname".to_string(), name.clone()),
+                ("kubernetes.io/os".into(), "linux".into()),
+                ("kubernetes.io/arch".into(), "amd64".into()),
+                ("topology.kubernetes.io/region".into(), "region-1".into()),
+                ("topology.kubernetes.io/zone".into(), zone.into()),
+                ("node.kubernetes.io/instance-type".into(), TYPES[ty].into()),
+                (
+                    "disktype".into(),
+                    if rng.chance(50) { "ssd" } else { "hdd" }.into(),
+                ),
+                ("pool".into(), format!("pool-{}", rng.below(8))),
+                ("team".into(), format!("team-{}", rng.below(20))),
+                ("rack".into(), format!("rack-{}", rng.below(100))),
+                ("generation".into(), (3 + rng.below(5)).to_string()),
+                (
+                    "example.com/tier".into(),
+                    ["gold", "silver", "bronze"][rng.below(3) as usize].into(),
+                ),
+                (
+                    "example.com/cost-center".into(),
+                    format!("cc-{}", rng.below(50)),
+                ),
+                (
+                    "example.com/maintenance-window".into(),
+                    format!("w{}", rng.below(7)),
+                ),
+            ];
+            let mut scalar = Vec::new();
+            if rng.chance(10) {
+                labels.push(("example.com/gpu".into(), "a100".into()));
+                scalar.push(("nvidia.com/gpu".to_string(), 8));
+            } else {
+                labels.push(("example.com/gpu".into(), "none".into()));
+            }
+            let mut taints = Vec::new();
+            if rng.chance(10) {
+                taints.push(Taint {
+                    key: "dedicated".into(),
+                    value: "infra".into(),
+                    effect: "NoSchedule".into(),
+                });
+            }
+            if rng.chance(5) {
+                taints.push(Taint {
+                    key: "example.com/flaky".into(),
+                    value: String::new(),
+                    effect: "PreferNoSchedule".into(),
+                });
+            }
+            let mut requested = Resources::default();
+            let mut used_ports = Vec::new();
+            let pods = 8 + rng.below(5) as u32;
+            for _ in 0..pods {
+                requested.milli_cpu += 250 * (1 + rng.below(6) as i64);
+                requested.memory += (512 << 20) * (1 + rng.below(8) as i64);
+                if rng.chance(5) {
+                    used_ports.push(HostPort {
+                        port: [8080, 9100, 10250][rng.below(3) as usize],
+                        protocol: "TCP".into(),
+                        host_ip: "0.0.0.0".into(),
+                    });
+                }
+            }
+            Node {
+                name,
+                labels: Labels::new(labels),
+                taints,
+                unschedulable: rng.chance(2),
+                allocatable: Resources {
+                    milli_cpu: cpu,
+                    memory: mem,
+                    ephemeral_storage: 100 << 30,
+                    allowed_pod_number: 110,
+                    scalar,
+                },
+                requested,
+                pod_count: pods,
+                used_ports,
+            }
+        })
+        .collect()
+}
+
+fn req(key: &str, op: &str, values: &[&str]) -> SelectorRequirement {
+    SelectorRequirement {
+        key: key.into(),
+        operator: op.into(),
+        values: values.iter().map(|v| v.to_string()).collect(),
+    }
+}
+
+/// A deterministic mix: plain requests, nodeSelector, required affinity
+/// In/NotIn, tolerations, host ports, and large requests that fit few.
+pub fn synthetic_pods(n: usize) -> Vec<Pod> {
+    let mut rng = Rng(7);
+    (0..n)
+        .map(|i| {
+            let mut pod = Pod {
+                name: format!("pod-{i}"),
+                namespace: "bench".into(),
+                uid: format!("uid-{i}"),
+                ..Default::default()
+            };
+            pod.requests.milli_cpu = 100 * (1 + rng.below(10) as i64);
+            pod.requests.memory = (256 << 20) * (1 + rng.below(8) as i64);
+            match rng.below(100) {
+                0..40 => {}
+                40..55 => pod.node_selector = Labels::new(vec![("disktype".into(), "ssd".into())]),
+                55..70 => {
+                    pod.required_node_affinity = Some(vec![SelectorTerm {
+                        match_expressions: vec![
+                            req("topology.kubernetes.io/zone", "In", &["zone-a", "zone-b"]),
+                            req("node.kubernetes.io/instance-type", "NotIn", &["c5.9xlarge"]),
+                        ],
+                        match_fields: vec![],
+                    }])
+                }
+                70..80 => {
+                    pod.tolerations = vec![Toleration {
+                        key: "dedicated".into(),
+                        operator: "Equal".into(),
+                        value: "infra".into(),
+                        effect: "NoSchedule".into(),
+                        toleration_seconds: None,
+                    }]
+                }
+                80..90 => {
+                    pod.host_ports = vec![HostPort {
+                        port: 8080,
+                        protocol: "TCP".into(),
+                        host_ip: "0.0.0.0".into(),
+                    }]
+                }
+                _ => {
+                    pod.requests.milli_cpu = 40_000;
+                    pod.requests.memory = 200 << 30;
+                }
+            }
+            pod
+        })
+        .collect()
+}
+
+/// One measurement: pods/s over sequential cycles.
+fn measure(
+    engine: &mut Engine,
+    snapshot: &Arc<Snapshot>,
+    pods: &[Pod],
+    budget: Duration,
+) -> (usize, f64) {
+    // Warm up: instances created and synced outside the timing.
+    for p in pods.iter().take(20) {
+        engine.find_nodes_that_fit(snapshot, p.clone());
+    }
+    let started = Instant::now();
+    let mut done = 0;
+    for p in pods {
+        let o = engine.find_nodes_that_fit(snapshot, p.clone());
+        if let Some(e) = o.error {
+            eprintln!("bench: cycle error: {e}");
+        }
+        done += 1;
+        if started.elapsed() > budget && done >= 20 {
+            break;
+        }
+    }
+    (done, done as f64 / started.elapsed().as_secs_f64())
+}
+
+pub fn run(a: BenchArgs) -> Result<()> {
+    let config = Config::default();
+    let native = Catalog::native(&config)?;
+    let wasm = if a.native_only {
+        None
+    } else {
+        let dir = a
+            .plugins_dir
+            .clone()
+            .or_else(default_plugins_dir)
+            .ok_or_else(|| anyhow!("no plugins directory: build them (scripts/build-plugins.sh) or pass --plugins DIR"))?;
+        let runtime = Arc::new(Runtime::new(
+            config.limits()?,
+            config.sandbox.clone(),
+            CompileCache::default_dir().map(CompileCache::new),
+        )?);
+        Some(Catalog::load_wasm(&runtime, Some(&dir), &[], &config)?)
+    };
+    let filters = config.filter_plugins();
+    let pods = synthetic_pods(a.pods);
+    let budget = Duration::from_secs_f64(a.seconds);
+    println!(
+        "sift bench: {} pods per run (max {:.1}s), parallelism {}, {} CPU(s)",
+        a.pods,
+        a.seconds,
+        a.parallelism,
+        std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1)
+    );
+    println!(
+        "{:>7} {:>10} {:>14} {:>14} {:>12}",
+        "nodes", "percentage", "native pods/s", "wasm pods/s", "wasm/native"
+    );
+    for &n in &a.nodes {
+        let snapshot = Arc::new(Snapshot::from_nodes(synthetic_nodes(n))?);
+        for &pct in &a.percentage {
+            let options = EngineOptions {
+                percentage_of_nodes_to_score: pct,
+                parallelism: a.parallelism,
+                always_check_all_predicates: false,
+            };
+            let mut native_engine = Engine::new(native.select(&filters)?, options.clone())?;
+            let (_, native_rate) = measure(&mut native_engine, &snapshot, &pods, budget);
+            let wasm_rate = match &wasm {
+                Some(c) => {
+                    let mut e = Engine::new(c.select(&filters)?, options.clone())?;
+                    Some(measure(&mut e, &snapshot, &pods, budget).1)
+                }
+                None => None,
+            };
+            let pct_label = if pct == 0 {
+                "adaptive".to_string()
+            } else {
+                pct.to_string()
+            };
+            match wasm_rate {
+                Some(w) => println!(
+                    "{n:>7} {pct_label:>10} {native_rate:>14.0} {w:>14.0} {:>12.2}",
+                    native_rate / w
+                ),
+                None => println!(
+                    "{n:>7} {pct_label:>10} {native_rate:>14.0} {:>14} {:>12}",
+                    "-", "-"
+                ),
+            }
+        }
+    }
+    Ok(())
+}

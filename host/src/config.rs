@@ -1,0 +1,291 @@
+//! sift's configuration file, in the spirit of KubeSchedulerConfiguration.
+//! Unknown keys are errors (a typo must not silently fall back to a default).
+//!
+//! ```yaml
+//! pluginsDir: ./plugins            # default: the bundled plugins
+//! percentageOfNodesToScore: 0      # 0 = adaptive
+//! parallelism: 16
+//! alwaysCheckAllPredicates: false
+//! plugins:
+//!   filter:
+//!     disabled: [{name: NodePorts}] # or [{name: "*"}] to start from nothing
+//!     enabled:                      # appended after the defaults, in order
+//!       - {name: GpuModel, ignorable: true}
+//! pluginConfig:
+//!   - name: NodeResourcesFit
+//!     args: {ignoredResources: [example.com/foo]}
+//! limits: {callDeadline: 1s, memory: 256Mi}
+//! sandbox: {clocks: false, random: false, stdio: false}
+//! ```
+
+use crate::engine::EngineOptions;
+use crate::runtime::{Grants, Limits};
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// kube-scheduler's default filter plugins, in its default order.
+pub const DEFAULT_FILTERS: [&str; 6] = [
+    "NodeUnschedulable",
+    "NodeName",
+    "TaintToleration",
+    "NodeAffinity",
+    "NodePorts",
+    "NodeResourcesFit",
+];
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    /// Accepted for kubectl-style files; not checked.
+    pub api_version: Option<String>,
+    pub kind: Option<String>,
+    pub plugins_dir: Option<PathBuf>,
+    pub cache_dir: Option<PathBuf>,
+    #[serde(default)]
+    pub percentage_of_nodes_to_score: Option<u32>,
+    pub parallelism: Option<usize>,
+    #[serde(default)]
+    pub always_check_all_predicates: bool,
+    #[serde(default)]
+    pub plugins: PluginsSection,
+    #[serde(default)]
+    pub plugin_config: Vec<PluginConfig>,
+    #[serde(default)]
+    pub limits: LimitsSection,
+    #[serde(default)]
+    pub sandbox: Grants,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginsSection {
+    #[serde(default)]
+    pub filter: PluginSet,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginSet {
+    #[serde(default)]
+    pub enabled: Vec<PluginRef>,
+    #[serde(default)]
+    pub disabled: Vec<PluginRef>,
+}
+
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PluginRef {
+    pub name: String,
+    /// An Error from this plugin is logged and ignored (the node passes it).
+    #[serde(default)]
+    pub ignorable: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PluginConfig {
+    pub name: String,
+    #[serde(default)]
+    pub args: serde_json::Value,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitsSection {
+    /// e.g. "1s", "250ms".
+    pub call_deadline: Option<String>,
+    /// e.g. "256Mi".
+    pub memory: Option<String>,
+}
+
+impl<'de> Deserialize<'de> for Grants {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Wire {
+            #[serde(default)]
+            clocks: bool,
+            #[serde(default)]
+            random: bool,
+            #[serde(default)]
+            stdio: bool,
+        }
+        let w = Wire::deserialize(d)?;
+        Ok(Grants {
+            clocks: w.clocks,
+            random: w.random,
+            stdio: w.stdio,
+        })
+    }
+}
+
+impl Config {
+    pub fn load(path: &Path) -> Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let de = serde_yaml_ng::Deserializer::from_str(&text);
+        let mut config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path_in_file = e.path().to_string();
+            anyhow::anyhow!("{}: {}: {}", path.display(), path_in_file, e.into_inner())
+        })?;
+        if let Some(p) = config.percentage_of_nodes_to_score
+            && p > 100
+        {
+            bail!(
+                "{}: percentageOfNodesToScore must be 0..=100, got {p}",
+                path.display()
+            );
+        }
+        if config.parallelism == Some(0) {
+            bail!("{}: parallelism must be at least 1", path.display());
+        }
+        // Relative directories are relative to the config file.
+        let base = path.parent().unwrap_or(Path::new("."));
+        for dir in [&mut config.plugins_dir, &mut config.cache_dir]
+            .into_iter()
+            .flatten()
+        {
+            if dir.is_relative() {
+                *dir = base.join(&*dir);
+            }
+        }
+        config.limits()?;
+        Ok(config)
+    }
+
+    pub fn engine_options(&self) -> EngineOptions {
+        let d = EngineOptions::default();
+        EngineOptions {
+            percentage_of_nodes_to_score: self
+                .percentage_of_nodes_to_score
+                .unwrap_or(d.percentage_of_nodes_to_score),
+            parallelism: self.parallelism.unwrap_or(d.parallelism),
+            always_check_all_predicates: self.always_check_all_predicates,
+        }
+    }
+
+    pub fn limits(&self) -> Result<Limits> {
+        let mut limits = Limits::default();
+        if let Some(d) = &self.limits.call_deadline {
+            limits.call_deadline =
+                parse_duration(d).with_context(|| format!("limits.callDeadline {d:?}"))?;
+        }
+        if let Some(m) = &self.limits.memory {
+            let q =
+                sift_sdk::Quantity::parse(m).map_err(|e| anyhow::anyhow!("limits.memory: {e}"))?;
+            if q.value() < 1 << 20 {
+                bail!("limits.memory {m:?} is below 1Mi");
+            }
+            limits.memory_bytes = q.value() as usize;
+        }
+        Ok(limits)
+    }
+
+    /// The filter plugins to run, in order: the defaults minus `disabled`,
+    /// then `enabled` (an enabled name already present keeps its place and
+    /// takes the entry's options).
+    pub fn filter_plugins(&self) -> Vec<PluginRef> {
+        let disabled = &self.plugins.filter.disabled;
+        let all_disabled = disabled.iter().any(|p| p.name == "*");
+        let mut list: Vec<PluginRef> = DEFAULT_FILTERS
+            .iter()
+            .filter(|d| !all_disabled && !disabled.iter().any(|p| p.name == **d))
+            .map(|d| PluginRef {
+                name: d.to_string(),
+                ignorable: false,
+            })
+            .collect();
+        for e in &self.plugins.filter.enabled {
+            match list.iter_mut().find(|p| p.name == e.name) {
+                Some(existing) => existing.ignorable = e.ignorable,
+                None => list.push(e.clone()),
+            }
+        }
+        list
+    }
+
+    /// The JSON arguments configured for a plugin ("{}" when none).
+    pub fn args_for(&self, plugin: &str) -> String {
+        self.plugin_config
+            .iter()
+            .find(|c| c.name == plugin)
+            .filter(|c| !c.args.is_null())
+            .map(|c| c.args.to_string())
+            .unwrap_or_else(|| "{}".into())
+    }
+}
+
+/// "1s", "250ms", "2m", "1500us".
+pub fn parse_duration(s: &str) -> Result<Duration> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: f64 = num
+        .parse()
+        .with_context(|| format!("{s:?} is not a duration like 1s or 250ms"))?;
+    let secs = match unit {
+        "ms" => n / 1e3,
+        "us" | "µs" => n / 1e6,
+        "s" => n,
+        "m" => n * 60.0,
+        _ => bail!("{s:?}: unknown unit {unit:?} (use ms, s or m)"),
+    };
+    if !(secs > 0.0 && secs < 3600.0) {
+        bail!("{s:?} is out of range");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(yaml: &str) -> Result<Config> {
+        let dir = std::env::temp_dir().join(format!("sift-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(format!("c{}.yaml", yaml.len()));
+        std::fs::write(&p, yaml).unwrap();
+        let r = Config::load(&p);
+        std::fs::remove_file(&p).ok();
+        r
+    }
+
+    #[test]
+    fn defaults_and_ordering() {
+        let c = parse("plugins:\n  filter:\n    disabled: [{name: NodePorts}]\n    enabled: [{name: Gpu, ignorable: true}, {name: NodeName, ignorable: true}]\n").unwrap();
+        let names: Vec<_> = c
+            .filter_plugins()
+            .into_iter()
+            .map(|p| (p.name, p.ignorable))
+            .collect();
+        assert_eq!(names[1], ("NodeName".to_string(), true));
+        assert_eq!(names.last().unwrap(), &("Gpu".to_string(), true));
+        assert!(!names.iter().any(|(n, _)| n == "NodePorts"));
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_path() {
+        let err = parse("limits: {callDeadlin: 1s}\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("limits") && err.contains("callDeadlin"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn limits_parse() {
+        let c = parse("limits: {callDeadline: 250ms, memory: 64Mi}\n").unwrap();
+        let l = c.limits().unwrap();
+        assert_eq!(l.call_deadline, Duration::from_millis(250));
+        assert_eq!(l.memory_bytes, 64 << 20);
+        assert!(parse("limits: {callDeadline: soon}\n").is_err());
+        assert!(parse("percentageOfNodesToScore: 101\n").is_err());
+    }
+}

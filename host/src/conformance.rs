@@ -1,0 +1,218 @@
+//! Offline conformance: case files (one JSON object each) that describe a
+//! cluster, a pod and the expected outcome of a full filtering cycle.
+//!
+//! ```json
+//! { "name": "...", "filters": ["TaintToleration"],
+//!   "nodes": [<v1 Node>], "pods": [<bound v1 Pod>], "pod": <v1 Pod>,
+//!   "expect": { "feasible": ["node-a"],
+//!               "statuses": {"node-b": {"code": "...", "plugin": "...", "reasons": ["..."]}},
+//!               "message": "0/2 nodes are available: ..." } }
+//! ```
+//! Unknown top-level keys are ignored; a status expectation checks only the
+//! fields it gives. Cycles run over every node (percentageOfNodesToScore
+//! 100) with short-circuiting, prepare steps included.
+
+use crate::config::{DEFAULT_FILTERS, PluginRef};
+use crate::engine::{CycleOutcome, Engine, EngineOptions};
+use crate::input::Objects;
+use crate::kube;
+use crate::registry::Catalog;
+use crate::snapshot::Snapshot;
+use anyhow::{Context, Result, anyhow, bail};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(Debug, Deserialize)]
+pub struct Case {
+    pub name: String,
+    pub filters: Option<Vec<String>>,
+    pub nodes: Vec<Value>,
+    #[serde(default)]
+    pub pods: Vec<Value>,
+    pub pod: Value,
+    pub expect: Expect,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    pub feasible: Vec<String>,
+    #[serde(default)]
+    pub statuses: BTreeMap<String, ExpectStatus>,
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExpectStatus {
+    pub code: Option<String>,
+    pub plugin: Option<String>,
+    pub reasons: Option<Vec<String>>,
+}
+
+/// The result of one case file.
+pub struct CaseResult {
+    pub file: PathBuf,
+    pub name: String,
+    /// Empty when the case passed.
+    pub differences: Vec<String>,
+}
+
+/// Case files under the given files or directories (recursively), sorted.
+pub fn collect_case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut stack = vec![p.clone()];
+            while let Some(dir) = stack.pop() {
+                for entry in std::fs::read_dir(&dir)
+                    .with_context(|| format!("cannot read {}", dir.display()))?
+                {
+                    let path = entry?.path();
+                    if path.is_dir() {
+                        stack.push(path);
+                    } else if path.extension().is_some_and(|e| e == "json") {
+                        out.push(path);
+                    }
+                }
+            }
+        } else if p.is_file() {
+            out.push(p.clone());
+        } else {
+            bail!("{}: no such file or directory", p.display());
+        }
+    }
+    out.sort();
+    Ok(out)
+}
+
+/// Runs one case file against the catalog's plugins.
+pub fn run_case(file: &Path, catalog: &Catalog) -> CaseResult {
+    let mut result = CaseResult {
+        file: file.to_path_buf(),
+        name: String::new(),
+        differences: Vec::new(),
+    };
+    match run_case_inner(file, catalog, &mut result.name) {
+        Ok(diffs) => result.differences = diffs,
+        Err(e) => result.differences.push(format!("{e:#}")),
+    }
+    result
+}
+
+fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<Vec<String>> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow!(
+            "invalid JSON at line {}, column {}: {e}",
+            e.line(),
+            e.column()
+        )
+    })?;
+    let case: Case = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        anyhow!("not a case file: field {path}: {}", e.into_inner())
+    })?;
+    *name = case.name.clone();
+
+    let mut objects = Objects::default();
+    for (i, n) in case.nodes.into_iter().enumerate() {
+        objects.add_json(file, &format!("nodes[{i}]"), n, Some("Node"))?;
+    }
+    for (i, p) in case.pods.into_iter().enumerate() {
+        objects.add_json(file, &format!("pods[{i}]"), p, Some("Pod"))?;
+    }
+    let snapshot = Arc::new(Snapshot::from_objects(&objects)?);
+    let mut target = Objects::default();
+    target.add_json(file, "pod", case.pod, Some("Pod"))?;
+    let (pod_obj, _) = target
+        .pods
+        .pop()
+        .ok_or_else(|| anyhow!("\"pod\" is not a Pod"))?;
+    let pod = kube::pod(&pod_obj)?;
+
+    let filters: Vec<PluginRef> = case
+        .filters
+        .unwrap_or_else(|| DEFAULT_FILTERS.iter().map(|s| s.to_string()).collect())
+        .into_iter()
+        .map(|name| PluginRef {
+            name,
+            ignorable: false,
+        })
+        .collect();
+    let plugins = catalog.select(&filters)?;
+    let options = EngineOptions {
+        percentage_of_nodes_to_score: 100,
+        parallelism: 2,
+        always_check_all_predicates: false,
+    };
+    let mut engine = Engine::new(plugins, options)?;
+    let outcome = engine.find_nodes_that_fit(&snapshot, pod);
+    Ok(compare(&case.expect, &outcome))
+}
+
+/// What differs between the expectation and the outcome.
+pub fn compare(expect: &Expect, got: &CycleOutcome) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let want: BTreeSet<&str> = expect.feasible.iter().map(String::as_str).collect();
+    let have: BTreeSet<&str> = got.feasible_nodes.iter().map(String::as_str).collect();
+    if want != have {
+        diffs.push(format!("feasible: expected {want:?}, got {have:?}"));
+    }
+    if let Some(err) = &got.error
+        && expect
+            .statuses
+            .values()
+            .all(|s| s.code.as_deref() != Some("Error"))
+    {
+        diffs.push(format!("cycle failed: {err}"));
+    }
+    for (node, exp) in &expect.statuses {
+        let Some(status) = got.statuses.get(node) else {
+            diffs.push(format!(
+                "{node}: expected a status, got none (feasible or not evaluated)"
+            ));
+            continue;
+        };
+        if let Some(code) = &exp.code
+            && code != status.code.as_str()
+        {
+            diffs.push(format!(
+                "{node}: code expected {code}, got {}",
+                status.code.as_str()
+            ));
+        }
+        if let Some(plugin) = &exp.plugin
+            && Some(plugin) != status.plugin.as_ref()
+        {
+            diffs.push(format!(
+                "{node}: plugin expected {plugin}, got {}",
+                status.plugin.as_deref().unwrap_or("(none)")
+            ));
+        }
+        if let Some(reasons) = &exp.reasons
+            && reasons != &status.reasons
+        {
+            diffs.push(format!(
+                "{node}: reasons expected {reasons:?}, got {:?}",
+                status.reasons
+            ));
+        }
+    }
+    if let Some(msg) = &expect.message
+        && Some(msg) != got.message.as_ref()
+    {
+        diffs.push(format!(
+            "message expected {msg:?}, got {:?}",
+            got.message
+                .as_deref()
+                .or(got.error.as_deref())
+                .unwrap_or("(none)")
+        ));
+    }
+    diffs
+}

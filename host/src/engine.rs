@@ -1,0 +1,425 @@
+//! kube-scheduler's filter phase (`findNodesThatFitPod`): prepare steps in
+//! order, then every node through the filters, in parallel, until enough
+//! feasible nodes are found.
+//!
+//! Results are deterministic: nodes are evaluated in parallel in waves, but
+//! committed in round-robin order, so a cycle gives exactly the outcome of
+//! kube-scheduler with one worker (which node stops the search, which
+//! statuses are recorded, where the next cycle starts), whatever the timing.
+
+use crate::diagnosis::{Diagnosis, NodeStatus};
+use crate::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
+use crate::sampling::num_feasible_nodes_to_find;
+use crate::snapshot::Snapshot;
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use serde::Serialize;
+use sift_sdk::{Code, Pod, Status};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+/// The knobs of the filter phase, named as in KubeSchedulerConfiguration.
+#[derive(Clone, Debug)]
+pub struct EngineOptions {
+    /// 0 = adaptive (`max(5, 50 - n/125)`), else 1..=100.
+    pub percentage_of_nodes_to_score: u32,
+    /// Worker threads evaluating nodes (kube-scheduler's default: 16).
+    pub parallelism: usize,
+    /// Run every filter on every node instead of stopping at the first
+    /// rejection; the node's reasons are then those of all failing filters.
+    pub always_check_all_predicates: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            percentage_of_nodes_to_score: 0,
+            parallelism: 16,
+            always_check_all_predicates: false,
+        }
+    }
+}
+
+/// What one cycle found.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CycleOutcome {
+    /// namespace/name of the pod.
+    pub pod: String,
+    /// Feasible nodes, in the order they were found.
+    pub feasible_nodes: Vec<String>,
+    /// Statuses of the nodes that did not pass, by node name.
+    pub statuses: BTreeMap<String, NodeStatus>,
+    /// kube-scheduler's FitError message when no node is feasible.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Set when a plugin failed and the cycle was aborted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Errors of `ignorable` plugins that were ignored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignored_errors: Vec<String>,
+    pub nodes_evaluated: usize,
+    pub num_all_nodes: usize,
+    pub num_feasible_nodes_to_find: usize,
+    /// Where the next cycle starts in the node list.
+    pub next_start_node_index: usize,
+}
+
+/// The filter phase with its round-robin position.
+pub struct Engine {
+    plugins: Vec<ConfiguredPlugin>,
+    options: EngineOptions,
+    pool: rayon::ThreadPool,
+    next_start_node_index: usize,
+}
+
+/// Nodes evaluated per task below which splitting work costs more than it
+/// saves.
+const MIN_CHUNK: usize = 32;
+
+impl Engine {
+    pub fn new(plugins: Vec<ConfiguredPlugin>, options: EngineOptions) -> Result<Engine> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(options.parallelism.max(1))
+            .thread_name(|i| format!("sift-filter-{i}"))
+            .build()
+            .context("cannot start the filter worker threads")?;
+        Ok(Engine {
+            plugins,
+            options,
+            pool,
+            next_start_node_index: 0,
+        })
+    }
+
+    pub fn plugins(&self) -> &[ConfiguredPlugin] {
+        &self.plugins
+    }
+
+    pub fn next_start_node_index(&self) -> usize {
+        self.next_start_node_index
+    }
+
+    /// Runs one scheduling cycle's filter phase for `pod`.
+    pub fn find_nodes_that_fit(&mut self, snapshot: &Arc<Snapshot>, pod: Pod) -> CycleOutcome {
+        let pod_key = format!("{}/{}", pod.namespace, pod.name);
+        let num_all_nodes = snapshot.len();
+        let cycle = Cycle::new(pod, snapshot.clone());
+        let mut out = CycleOutcome {
+            pod: pod_key,
+            feasible_nodes: Vec::new(),
+            statuses: BTreeMap::new(),
+            message: None,
+            error: None,
+            ignored_errors: Vec::new(),
+            nodes_evaluated: 0,
+            num_all_nodes,
+            num_feasible_nodes_to_find: 0,
+            next_start_node_index: self.next_start_node_index,
+        };
+        if num_all_nodes == 0 {
+            out.error = Some("no nodes available to schedule pods".into());
+            return out;
+        }
+
+        // PreFilter: in order; Unresolvable stops at once, Unschedulable
+        // lets the others run; narrowing intersects node sets.
+        let mut active: Vec<(&str, bool, Box<dyn BatchFilter + '_>)> = Vec::new();
+        let mut narrowed: Option<BTreeSet<String>> = None;
+        let mut narrowing_plugins: BTreeSet<String> = BTreeSet::new();
+        let mut unschedulable: Option<NodeStatus> = None;
+        let mut rejection: Option<NodeStatus> = None;
+        for cp in &self.plugins {
+            let name = cp.plugin.name();
+            let prepared = match cp.plugin.prepare(&cycle) {
+                Ok(p) => p,
+                Err(e) if cp.ignorable => {
+                    out.ignored_errors.push(e.to_string());
+                    continue;
+                }
+                Err(e) => {
+                    out.error = Some(format!("running PreFilter plugin {name:?}: {}", e.message));
+                    return out;
+                }
+            };
+            match prepared.outcome {
+                PrepareOutcome::Proceed => active.push((name, cp.ignorable, prepared.filter)),
+                PrepareOutcome::Skip => {}
+                PrepareOutcome::Reject(status) => match status.code {
+                    Code::UnschedulableAndUnresolvable => {
+                        rejection = Some(NodeStatus::from_plugin(name, status));
+                        break;
+                    }
+                    Code::Unschedulable => {
+                        unschedulable = Some(NodeStatus::from_plugin(name, status))
+                    }
+                    _ if cp.ignorable => out
+                        .ignored_errors
+                        .push(format!("plugin {name}: {}", status.reasons.join(", "))),
+                    _ => {
+                        out.error = Some(format!(
+                            "running PreFilter plugin {name:?}: {}",
+                            status.reasons.join(", ")
+                        ));
+                        return out;
+                    }
+                },
+                PrepareOutcome::Narrow(names) => {
+                    narrowing_plugins.insert(name.to_string());
+                    let names: BTreeSet<String> = names.into_iter().collect();
+                    narrowed = Some(match narrowed {
+                        None => names,
+                        Some(prev) => prev.intersection(&names).cloned().collect(),
+                    });
+                    active.push((name, cp.ignorable, prepared.filter));
+                    if narrowed.as_ref().is_some_and(BTreeSet::is_empty) {
+                        let list: Vec<&str> =
+                            narrowing_plugins.iter().map(String::as_str).collect();
+                        let msg = if list.len() == 1 {
+                            format!("node(s) didn't satisfy plugin {}", list[0])
+                        } else {
+                            format!(
+                                "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                                list.join(" ")
+                            )
+                        };
+                        rejection = Some(NodeStatus {
+                            code: Code::UnschedulableAndUnresolvable,
+                            plugin: None,
+                            reasons: vec![msg],
+                        });
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(status) = rejection.or(unschedulable) {
+            let diagnosis = Diagnosis {
+                explicit: Vec::new(),
+                pre_filter_msg: Some(status.message()),
+                absent: Some(status.clone()),
+            };
+            out.message = Some(diagnosis.fit_error_message(num_all_nodes));
+            for node in snapshot.nodes() {
+                out.statuses.insert(node.name.clone(), status.clone());
+            }
+            return out;
+        }
+
+        // The nodes to check: all, or those the prepare steps kept.
+        let mut diagnosis = Diagnosis::default();
+        let nodes: Vec<u32> = match &narrowed {
+            None => snapshot.order().to_vec(),
+            Some(names) => {
+                diagnosis.absent = Some(NodeStatus {
+                    code: Code::UnschedulableAndUnresolvable,
+                    plugin: None,
+                    reasons: vec![format!(
+                        "node(s) didn't satisfy plugin(s) [{}]",
+                        narrowing_plugins
+                            .iter()
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )],
+                });
+                snapshot
+                    .order()
+                    .iter()
+                    .copied()
+                    .filter(|s| names.contains(&snapshot.node(*s).name))
+                    .collect()
+            }
+        };
+
+        let found = self.filter_nodes(snapshot, &nodes, &active, &mut diagnosis, &mut out);
+        let processed = found.len() + diagnosis.explicit.len();
+        self.next_start_node_index = (self.next_start_node_index + processed) % num_all_nodes;
+        out.next_start_node_index = self.next_start_node_index;
+        out.nodes_evaluated = processed;
+        out.feasible_nodes = found;
+
+        let explicit: BTreeSet<&str> = diagnosis.explicit.iter().map(|(n, _)| n.as_str()).collect();
+        if let Some(absent) = &diagnosis.absent {
+            for node in snapshot.nodes() {
+                let in_set = narrowed.as_ref().is_some_and(|s| s.contains(&node.name));
+                if !in_set && !explicit.contains(node.name.as_str()) {
+                    out.statuses.insert(node.name.clone(), absent.clone());
+                }
+            }
+        }
+        for (name, status) in &diagnosis.explicit {
+            out.statuses.insert(name.clone(), status.clone());
+        }
+        if out.error.is_some() {
+            out.feasible_nodes.clear();
+        } else if out.feasible_nodes.is_empty() {
+            out.message = Some(diagnosis.fit_error_message(num_all_nodes));
+        }
+        out
+    }
+
+    /// Evaluates `nodes` from the round-robin start until enough feasible
+    /// nodes are found, an Error aborts the cycle, or all were checked.
+    fn filter_nodes(
+        &self,
+        snapshot: &Snapshot,
+        nodes: &[u32],
+        active: &[(&str, bool, Box<dyn BatchFilter + '_>)],
+        diagnosis: &mut Diagnosis,
+        out: &mut CycleOutcome,
+    ) -> Vec<String> {
+        let n = nodes.len();
+        let to_find = num_feasible_nodes_to_find(self.options.percentage_of_nodes_to_score, n);
+        out.num_feasible_nodes_to_find = to_find;
+        let mut feasible = Vec::new();
+        if n == 0 {
+            return feasible;
+        }
+        let start = self.next_start_node_index;
+        let mut next = 0; // position in round-robin order
+        let parallelism = self.options.parallelism.max(1);
+        'waves: while next < n && feasible.len() < to_find {
+            // Size the wave for the feasible nodes still needed, at the
+            // feasibility rate seen so far.
+            let needed = to_find - feasible.len();
+            let checked = next.max(1);
+            let rate = if next == 0 {
+                1.0
+            } else {
+                (feasible.len() as f64 / checked as f64).max(0.02)
+            };
+            let wave = ((needed as f64 / rate).ceil() as usize)
+                .max(MIN_CHUNK)
+                .min(n - next);
+            let tasks = wave.div_ceil(MIN_CHUNK).clamp(1, parallelism);
+            let chunk = wave.div_ceil(tasks);
+            let slots: Vec<u32> = (next..next + wave)
+                .map(|i| nodes[(start + i) % n])
+                .collect();
+            let eval = |c: &[u32]| evaluate(c, active, self.options.always_check_all_predicates);
+            let results: Vec<Vec<Verdict>> = if tasks == 1 {
+                vec![eval(&slots)]
+            } else {
+                self.pool
+                    .install(|| slots.par_chunks(chunk).map(eval).collect())
+            };
+            for (slot, verdict) in slots.iter().zip(results.into_iter().flatten()) {
+                next += 1;
+                let name = &snapshot.node(*slot).name;
+                match verdict {
+                    Verdict::Feasible { ignored } => {
+                        out.ignored_errors.extend(ignored);
+                        feasible.push(name.clone());
+                        if feasible.len() >= to_find {
+                            break 'waves;
+                        }
+                    }
+                    Verdict::Rejected(status) => {
+                        let is_error = status.code == Code::Error;
+                        if is_error {
+                            let plugin = status.plugin.clone().unwrap_or_default();
+                            out.error = Some(format!(
+                                "running {plugin:?} filter plugin: {}",
+                                status.message()
+                            ));
+                        }
+                        diagnosis.explicit.push((name.clone(), status));
+                        if is_error {
+                            break 'waves;
+                        }
+                    }
+                }
+            }
+        }
+        feasible
+    }
+}
+
+enum Verdict {
+    Feasible { ignored: Vec<String> },
+    Rejected(NodeStatus),
+}
+
+/// Runs the active filters over one chunk of nodes: each filter sees the
+/// nodes every earlier filter passed (all of them with
+/// `always_check_all_predicates`).
+fn evaluate(
+    slots: &[u32],
+    active: &[(&str, bool, Box<dyn BatchFilter + '_>)],
+    check_all: bool,
+) -> Vec<Verdict> {
+    let mut verdicts: Vec<Verdict> = slots
+        .iter()
+        .map(|_| Verdict::Feasible {
+            ignored: Vec::new(),
+        })
+        .collect();
+    let mut candidates: Vec<usize> = (0..slots.len()).collect();
+    let mut batch: Vec<u32> = Vec::with_capacity(slots.len());
+    let mut rejections: Vec<(u32, Status)> = Vec::new();
+    for (name, ignorable, filter) in active {
+        if candidates.is_empty() {
+            break;
+        }
+        batch.clear();
+        batch.extend(candidates.iter().map(|&i| slots[i]));
+        rejections.clear();
+        if let Err(e) = filter.filter(&batch, &mut rejections) {
+            // The whole batch failed (trap, deadline...): an Error for each.
+            rejections.clear();
+            rejections
+                .extend((0..batch.len() as u32).map(|i| (i, Status::error(e.message.clone()))));
+        }
+        let mut rejected = vec![false; candidates.len()];
+        for (index, status) in rejections.drain(..) {
+            let Some(&pos) = candidates.get(index as usize) else {
+                continue; // a plugin naming a node it was not asked about
+            };
+            if status.code == Code::Success || status.code == Code::Skip {
+                continue;
+            }
+            if status.code == Code::Error && *ignorable {
+                if let Verdict::Feasible { ignored } = &mut verdicts[pos] {
+                    ignored.push(format!("plugin {name}: {}", status.reasons.join(", ")));
+                }
+                continue;
+            }
+            let new = NodeStatus::from_plugin(name, status);
+            verdicts[pos] = match std::mem::replace(
+                &mut verdicts[pos],
+                Verdict::Feasible {
+                    ignored: Vec::new(),
+                },
+            ) {
+                Verdict::Rejected(mut prev) => {
+                    prev.code = more_severe(prev.code, new.code);
+                    prev.reasons.extend(new.reasons);
+                    Verdict::Rejected(prev)
+                }
+                Verdict::Feasible { .. } => Verdict::Rejected(new),
+            };
+            rejected[index as usize] = true;
+        }
+        if !check_all {
+            let mut i = 0;
+            candidates.retain(|_| {
+                let keep = !rejected[i];
+                i += 1;
+                keep
+            });
+        }
+    }
+    verdicts
+}
+
+fn more_severe(a: Code, b: Code) -> Code {
+    let rank = |c: Code| match c {
+        Code::Error => 3,
+        Code::UnschedulableAndUnresolvable => 2,
+        Code::Unschedulable => 1,
+        _ => 0,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}

@@ -1,0 +1,275 @@
+//! Reading Kubernetes objects from files: JSON or YAML, single objects,
+//! `kind: List` (what `kubectl get nodes,pods -A -o json` prints), typed
+//! lists (`NodeList`, `PodList`) and multi-document YAML. Every error names
+//! the file, the object and the field path.
+
+use anyhow::{Context, Result, anyhow, bail};
+use k8s_openapi::api::core::v1 as k8s;
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+/// Where an object came from, for error messages.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    pub file: PathBuf,
+    /// e.g. `document 2, items[14]`.
+    pub location: String,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.location.is_empty() {
+            write!(f, "{}", self.file.display())
+        } else {
+            write!(f, "{} ({})", self.file.display(), self.location)
+        }
+    }
+}
+
+/// Nodes and pods read from input files, in file order.
+#[derive(Default)]
+pub struct Objects {
+    pub nodes: Vec<(k8s::Node, Origin)>,
+    pub pods: Vec<(k8s::Pod, Origin)>,
+    /// Objects of other kinds, skipped (e.g. Services in a full dump).
+    pub skipped: Vec<String>,
+}
+
+impl Objects {
+    pub fn read_files(paths: &[PathBuf]) -> Result<Objects> {
+        let mut objects = Objects::default();
+        for path in paths {
+            objects.read_file(path)?;
+        }
+        Ok(objects)
+    }
+
+    pub fn read_file(&mut self, path: &Path) -> Result<()> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        for (doc_index, doc) in parse_documents(path, &text)?.into_iter().enumerate() {
+            let location = if doc_index == 0 {
+                String::new()
+            } else {
+                format!("document {}", doc_index + 1)
+            };
+            self.add_value(path, location, doc, None)?;
+        }
+        Ok(())
+    }
+
+    /// Reads objects from an in-memory JSON value (conformance cases).
+    pub fn add_json(
+        &mut self,
+        file: &Path,
+        location: &str,
+        value: Value,
+        kind: Option<&str>,
+    ) -> Result<()> {
+        self.add_value(file, location.to_string(), value, kind)
+    }
+
+    fn add_value(
+        &mut self,
+        file: &Path,
+        location: String,
+        value: Value,
+        implied_kind: Option<&str>,
+    ) -> Result<()> {
+        let origin = |loc: &str| Origin {
+            file: file.to_path_buf(),
+            location: loc.to_string(),
+        };
+        let Value::Object(map) = &value else {
+            bail!(
+                "{}: expected a Kubernetes object, found {}",
+                origin(&location),
+                type_name(&value)
+            );
+        };
+        let kind = match map.get("kind") {
+            Some(Value::String(k)) => k.clone(),
+            Some(other) => bail!(
+                "{}: kind must be a string, found {}",
+                origin(&location),
+                type_name(other)
+            ),
+            None => match implied_kind {
+                Some(k) => k.to_string(),
+                None => bail!(
+                    "{}: object has no \"kind\" (expected Node, Pod or a List)",
+                    origin(&location)
+                ),
+            },
+        };
+        if kind == "List" || kind.ends_with("List") {
+            let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+            let items = match map.get("items") {
+                Some(Value::Array(items)) => items.clone(),
+                None | Some(Value::Null) => Vec::new(),
+                Some(other) => bail!(
+                    "{}: items must be an array, found {}",
+                    origin(&location),
+                    type_name(other)
+                ),
+            };
+            for (i, item) in items.into_iter().enumerate() {
+                let loc = if location.is_empty() {
+                    format!("items[{i}]")
+                } else {
+                    format!("{location}, items[{i}]")
+                };
+                self.add_value(file, loc, item, item_kind)?;
+            }
+            return Ok(());
+        }
+        let name = map
+            .get("metadata")
+            .and_then(|m| m.get("name"))
+            .and_then(Value::as_str)
+            .unwrap_or("<unnamed>")
+            .to_string();
+        match kind.as_str() {
+            "Node" => {
+                let node: k8s::Node =
+                    typed(value).with_context(|| format!("{}: Node {name}", origin(&location)))?;
+                self.nodes.push((node, origin(&location)));
+            }
+            "Pod" => {
+                let pod: k8s::Pod =
+                    typed(value).with_context(|| format!("{}: Pod {name}", origin(&location)))?;
+                self.pods.push((pod, origin(&location)));
+            }
+            other => self
+                .skipped
+                .push(format!("{}: {other} {name}", origin(&location))),
+        }
+        Ok(())
+    }
+}
+
+/// Deserializes with the JSON path of the first bad field in the error.
+fn typed<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        anyhow!("field {path}: {}", e.into_inner())
+    })
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Splits a file into documents: one JSON value, or YAML documents
+/// (empty documents are dropped).
+pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>> {
+    let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let looks_json = ext == "json"
+        || (ext != "yaml" && ext != "yml" && text.trim_start().starts_with(['{', '[']));
+    if looks_json {
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            anyhow!(
+                "{}: invalid JSON at line {}, column {}: {e}",
+                path.display(),
+                e.line(),
+                e.column()
+            )
+        })?;
+        return Ok(match value {
+            Value::Array(items) => items,
+            v => vec![v],
+        });
+    }
+    let mut docs = Vec::new();
+    for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
+        let value = Value::deserialize(doc).map_err(|e| {
+            let at = e
+                .location()
+                .map(|l| format!(" at line {}, column {}", l.line(), l.column()))
+                .unwrap_or_default();
+            anyhow!(
+                "{}: invalid YAML in document {}{at}: {e}",
+                path.display(),
+                i + 1
+            )
+        })?;
+        if !value.is_null() {
+            docs.push(value);
+        }
+    }
+    Ok(docs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str, text: &str) -> Result<Objects> {
+        let dir = std::env::temp_dir().join(format!("sift-input-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        let r = Objects::read_files(&[path]);
+        std::fs::remove_dir_all(&dir).ok();
+        r
+    }
+
+    #[test]
+    fn kubectl_list_with_mixed_kinds() {
+        let o = read(
+            "c.json",
+            r#"{"apiVersion":"v1","kind":"List","items":[
+                {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","resourceVersion":"9"}},
+                {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}},
+                {"apiVersion":"v1","kind":"Service","metadata":{"name":"s"}}]}"#,
+        )
+        .unwrap();
+        assert_eq!(o.nodes.len(), 1);
+        assert_eq!(o.pods.len(), 1);
+        assert_eq!(o.skipped.len(), 1);
+    }
+
+    #[test]
+    fn multi_document_yaml_and_typed_lists() {
+        let o = read(
+            "c.yaml",
+            "kind: Node\nmetadata: {name: a}\n---\n---\nkind: NodeList\nitems:\n- metadata: {name: b}\n",
+        )
+        .unwrap();
+        assert_eq!(o.nodes.len(), 2);
+    }
+
+    #[test]
+    fn errors_name_file_object_and_field() {
+        let err = read(
+            "bad.json",
+            r#"{"kind":"Pod","metadata":{"name":"web"},"spec":{"containers":[{"name":"c","ports":[{"containerPort":"80"}]}]}}"#,
+        )
+        .err()
+        .unwrap();
+        let msg = format!("{err:#}");
+        assert!(msg.contains("bad.json"), "{msg}");
+        assert!(msg.contains("Pod web"), "{msg}");
+        assert!(
+            msg.contains("spec.containers[0].ports[0].containerPort"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn malformed_json_reports_position() {
+        let msg = format!(
+            "{:#}",
+            read("m.json", "{\"kind\": \"Node\",").err().unwrap()
+        );
+        assert!(msg.contains("m.json") && msg.contains("line 1"), "{msg}");
+    }
+}

@@ -1,0 +1,20 @@
+//! sift: Kubernetes scheduler filter predicates as sandboxed WebAssembly
+//! components. Data flows one way: input -> snapshot -> engine -> plugins
+//! -> diagnosis -> output.
+
+pub mod bench;
+pub mod cache;
+pub mod config;
+pub mod conformance;
+pub mod diagnosis;
+pub mod engine;
+pub mod input;
+pub mod kube;
+pub mod native;
+pub mod output;
+pub mod plugin;
+pub mod registry;
+pub mod runtime;
+pub mod sampling;
+pub mod snapshot;
+pub mod wasm;

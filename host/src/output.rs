@@ -1,0 +1,78 @@
+//! Printing cycle outcomes for people (a table) and for programs (JSON).
+
+use crate::engine::CycleOutcome;
+use std::fmt::Write;
+
+/// A human-readable report of one cycle; `limit` caps the rows per list
+/// (0 = no cap).
+pub fn table(o: &CycleOutcome, limit: usize) -> String {
+    let mut s = String::new();
+    let cap = |n: usize| if limit == 0 { n } else { n.min(limit) };
+    let _ = writeln!(
+        s,
+        "pod {}: {} feasible node(s); evaluated {} of {} (numFeasibleNodesToFind {}), next start index {}",
+        o.pod,
+        o.feasible_nodes.len(),
+        o.nodes_evaluated,
+        o.num_all_nodes,
+        o.num_feasible_nodes_to_find,
+        o.next_start_node_index
+    );
+    if let Some(e) = &o.error {
+        let _ = writeln!(s, "error: {e}");
+    }
+    for e in &o.ignored_errors {
+        let _ = writeln!(s, "ignored error: {e}");
+    }
+    if !o.feasible_nodes.is_empty() {
+        let shown = cap(o.feasible_nodes.len());
+        let _ = write!(s, "feasible: {}", o.feasible_nodes[..shown].join(", "));
+        if shown < o.feasible_nodes.len() {
+            let _ = write!(s, ", ... ({} more)", o.feasible_nodes.len() - shown);
+        }
+        s.push('\n');
+    }
+    if !o.statuses.is_empty() {
+        let rows: Vec<(&String, &crate::diagnosis::NodeStatus)> =
+            o.statuses.iter().take(cap(o.statuses.len())).collect();
+        let w_node = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
+        let w_code = rows
+            .iter()
+            .map(|(_, st)| st.code.as_str().len())
+            .max()
+            .unwrap_or(4)
+            .max(4);
+        let w_plugin = rows
+            .iter()
+            .map(|(_, st)| st.plugin.as_deref().unwrap_or("-").len())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let _ = writeln!(
+            s,
+            "{:w_node$}  {:w_code$}  {:w_plugin$}  REASONS",
+            "NODE", "CODE", "PLUGIN"
+        );
+        for (node, st) in &rows {
+            let _ = writeln!(
+                s,
+                "{:w_node$}  {:w_code$}  {:w_plugin$}  {}",
+                node,
+                st.code.as_str(),
+                st.plugin.as_deref().unwrap_or("-"),
+                st.reasons.join("; ")
+            );
+        }
+        if rows.len() < o.statuses.len() {
+            let _ = writeln!(
+                s,
+                "... {} more rejected node(s) (use --limit 0 or -o json)",
+                o.statuses.len() - rows.len()
+            );
+        }
+    }
+    if let Some(m) = &o.message {
+        let _ = writeln!(s, "message: {m}");
+    }
+    s
+}

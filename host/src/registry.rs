@@ -1,0 +1,136 @@
+//! Finding plugins: the components in a plugins directory (or the built-in
+//! predicates compiled natively), by the name each one declares, and the
+//! configured selection of them in order.
+
+use crate::config::{Config, PluginRef};
+use crate::native::{NativeFilterPlugin, builtin};
+use crate::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::runtime::Runtime;
+use crate::wasm::WasmPlugin;
+use anyhow::{Context, Result, anyhow, bail};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Where the bundled plugins are when no directory is configured:
+/// `$SIFT_PLUGINS_DIR`, else `plugins/` beside the directory holding the
+/// `sift` executable (so `target/release/sift` finds `target/plugins/`,
+/// and an installed `bin/sift` finds `plugins/` next to `bin/`).
+pub fn default_plugins_dir() -> Option<PathBuf> {
+    if let Some(d) = std::env::var_os("SIFT_PLUGINS_DIR") {
+        return Some(PathBuf::from(d));
+    }
+    let exe = std::env::current_exe().ok()?;
+    let bin_dir = exe.parent()?;
+    let candidates = [
+        bin_dir.parent().map(|p| p.join("plugins")),
+        Some(bin_dir.join("plugins")),
+    ];
+    candidates.into_iter().flatten().find(|p| p.is_dir())
+}
+
+/// The `.wasm` files of a directory, sorted.
+pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read plugins directory {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "wasm") && p.is_file())
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Loaded plugins by name.
+#[derive(Default)]
+pub struct Catalog {
+    plugins: BTreeMap<String, Arc<dyn FilterPlugin>>,
+    wasm: Vec<Arc<WasmPlugin>>,
+}
+
+impl Catalog {
+    /// Loads every component of `dir` and each of `extra` (which may
+    /// replace a plugin of the same name from `dir`).
+    pub fn load_wasm(
+        runtime: &Arc<Runtime>,
+        dir: Option<&Path>,
+        extra: &[PathBuf],
+        config: &Config,
+    ) -> Result<Catalog> {
+        let mut catalog = Catalog::default();
+        let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
+        let dir_files = match dir {
+            Some(d) => component_files(d)?,
+            None => Vec::new(),
+        };
+        let args_for = |name: &str| config.args_for(name);
+        for (path, is_extra) in dir_files
+            .iter()
+            .map(|p| (p, false))
+            .chain(extra.iter().map(|p| (p, true)))
+        {
+            let plugin = Arc::new(WasmPlugin::load(runtime, path, &args_for)?);
+            let name = plugin.identity().name.clone();
+            if let Some(prev) = origin.get(&name)
+                && !is_extra
+            {
+                bail!(
+                    "two components declare the plugin name {name:?}: {} and {}",
+                    prev.display(),
+                    path.display()
+                );
+            }
+            tracing::debug!(plugin = %name, version = plugin.identity().version(), path = %path.display(), "loaded plugin");
+            origin.insert(name.clone(), path.clone());
+            catalog.wasm.retain(|p| p.identity().name != name);
+            catalog.wasm.push(plugin.clone());
+            catalog.plugins.insert(name, plugin);
+        }
+        Ok(catalog)
+    }
+
+    /// The built-in predicates, compiled into the host.
+    pub fn native(config: &Config) -> Result<Catalog> {
+        let mut catalog = Catalog::default();
+        for n in builtin() {
+            let p = NativeFilterPlugin::new(&n, &config.args_for(n.name))
+                .map_err(|e| anyhow!("plugin {}: {e}", n.name))?;
+            catalog.plugins.insert(n.name.to_string(), Arc::new(p));
+        }
+        Ok(catalog)
+    }
+
+    pub fn names(&self) -> Vec<&str> {
+        self.plugins.keys().map(String::as_str).collect()
+    }
+
+    pub fn wasm_plugins(&self) -> &[Arc<WasmPlugin>] {
+        &self.wasm
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn FilterPlugin>> {
+        self.plugins.get(name)
+    }
+
+    /// The configured plugins, in order; every name must be loaded.
+    pub fn select(&self, refs: &[PluginRef]) -> Result<Vec<ConfiguredPlugin>> {
+        refs.iter()
+            .map(|r| {
+                let plugin = self.plugins.get(&r.name).ok_or_else(|| {
+                    anyhow!(
+                        "filter plugin {:?} is configured but not loaded (loaded: {})",
+                        r.name,
+                        if self.plugins.is_empty() {
+                            "none".to_string()
+                        } else {
+                            self.names().join(", ")
+                        }
+                    )
+                })?;
+                Ok(ConfiguredPlugin {
+                    plugin: plugin.clone(),
+                    ignorable: r.ignorable,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,359 @@
+//! The WebAssembly runtime: one wasmtime Engine for the process, the
+//! sandbox every plugin instance runs in, and its limits (all in one place).
+//!
+//! - Deadlines use epoch interruption: a ticker thread advances the epoch
+//!   every [`TICK`]; each call gets a budget of ticks. This costs far less
+//!   than fuel metering.
+//! - Memory is capped per instance by a store limiter.
+//! - WASI: streams, clocks, randomness and the CLI environment are linked so
+//!   that ordinary guests (Rust std, C, Go...) instantiate, but clocks read
+//!   zero, randomness is a fixed sequence, the environment is empty and
+//!   stdio is discarded unless the configuration grants them. Filesystem and
+//!   socket interfaces are not linked at all: calling one traps with a
+//!   message naming the interface, which the host reports as the plugin's
+//!   Error.
+
+use crate::cache::{CompileCache, sha256_hex};
+use anyhow::{Context, Result, anyhow};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use wasmtime::component::{Component, HasData, Linker, ResourceTable};
+use wasmtime::{Config, Engine, ResourceLimiter};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+pub mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.1.0",
+        world: "predicate-plugin",
+    });
+}
+
+/// Epoch granularity of call deadlines.
+pub const TICK: Duration = Duration::from_millis(5);
+
+/// Per-plugin resource limits.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Wall-clock budget of one call into a plugin.
+    pub call_deadline: Duration,
+    /// Linear memory one instance may grow to.
+    pub memory_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            call_deadline: Duration::from_secs(1),
+            memory_bytes: 256 << 20,
+        }
+    }
+}
+
+impl Limits {
+    pub fn deadline_ticks(&self) -> u64 {
+        (self.call_deadline.as_nanos().div_ceil(TICK.as_nanos()) as u64).max(1)
+    }
+}
+
+/// WASI capabilities granted to plugins (none by default).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Grants {
+    /// Real wall and monotonic clocks instead of clocks frozen at zero.
+    pub clocks: bool,
+    /// Real randomness instead of a fixed sequence.
+    pub random: bool,
+    /// Plugin stdout/stderr go to the host's stderr instead of nowhere.
+    pub stdio: bool,
+}
+
+/// What each instance's store holds.
+pub struct InstanceState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryLimiter,
+    /// "name@version", for log lines.
+    pub plugin: Arc<str>,
+}
+
+impl InstanceState {
+    pub fn memory_exceeded(&self) -> bool {
+        self.limiter.exceeded
+    }
+}
+
+impl WasiView for InstanceState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl bindings::sift::predicate::log::Host for InstanceState {
+    fn log(&mut self, level: bindings::sift::predicate::log::Level, message: String) {
+        use bindings::sift::predicate::log::Level;
+        let plugin = &*self.plugin;
+        match level {
+            Level::Trace => tracing::trace!(target: "sift::plugin", plugin, "{message}"),
+            Level::Debug => tracing::debug!(target: "sift::plugin", plugin, "{message}"),
+            Level::Info => tracing::info!(target: "sift::plugin", plugin, "{message}"),
+            Level::Warn => tracing::warn!(target: "sift::plugin", plugin, "{message}"),
+            Level::Error => tracing::error!(target: "sift::plugin", plugin, "{message}"),
+        }
+    }
+}
+
+impl bindings::sift::predicate::types::Host for InstanceState {}
+
+struct MemoryLimiter {
+    max: usize,
+    exceeded: bool,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.max {
+            self.exceeded = true;
+            return Err(wasmtime::Error::msg(format!(
+                "memory limit of {} MiB exceeded",
+                self.max >> 20
+            )));
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1 << 20)
+    }
+}
+
+struct FrozenWallClock;
+impl wasmtime_wasi::HostWallClock for FrozenWallClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+struct FrozenMonotonicClock;
+impl wasmtime_wasi::HostMonotonicClock for FrozenMonotonicClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+struct HasTable;
+impl HasData for HasTable {
+    type Data<'a> = &'a mut ResourceTable;
+}
+
+/// A component compiled for this engine.
+pub struct Compiled {
+    pub component: Component,
+    pub sha256: String,
+    pub size: usize,
+    pub compile_time: Duration,
+    pub from_cache: bool,
+}
+
+/// The process-wide Wasm runtime.
+pub struct Runtime {
+    engine: Engine,
+    linker: Linker<InstanceState>,
+    limits: Limits,
+    grants: Grants,
+    cache: Option<CompileCache>,
+    stop_ticker: Arc<AtomicBool>,
+}
+
+impl Runtime {
+    pub fn new(limits: Limits, grants: Grants, cache: Option<CompileCache>) -> Result<Runtime> {
+        let mut config = Config::new();
+        config.epoch_interruption(true);
+        config.wasm_component_model(true);
+        let engine = Engine::new(&config)
+            .map_err(anyhow::Error::from)
+            .context("cannot configure the WebAssembly engine")?;
+        let linker = Self::linker(&engine)?;
+        let stop_ticker = Arc::new(AtomicBool::new(false));
+        let weak = engine.weak();
+        let stop = stop_ticker.clone();
+        std::thread::Builder::new()
+            .name("sift-epoch".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(TICK);
+                    match weak.upgrade() {
+                        Some(engine) => engine.increment_epoch(),
+                        None => break,
+                    }
+                }
+            })
+            .context("cannot start the epoch ticker")?;
+        Ok(Runtime {
+            engine,
+            linker,
+            limits,
+            grants,
+            cache,
+            stop_ticker,
+        })
+    }
+
+    fn linker(engine: &Engine) -> Result<Linker<InstanceState>> {
+        use wasmtime_wasi::cli::{WasiCli, WasiCliView};
+        use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
+        use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync::io};
+        use wasmtime_wasi::random::WasiRandom;
+        type T = InstanceState;
+        let mut l = Linker::<T>::new(engine);
+        let l = &mut l;
+        io::error::add_to_linker::<T, HasTable>(l, |t| &mut t.table)?;
+        io::poll::add_to_linker::<T, HasTable>(l, |t| &mut t.table)?;
+        io::streams::add_to_linker::<T, HasTable>(l, |t| &mut t.table)?;
+        clocks::wall_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+        clocks::monotonic_clock::add_to_linker::<T, WasiClocks>(l, T::clocks)?;
+        random::random::add_to_linker::<T, WasiRandom>(l, |t| t.wasi.random())?;
+        random::insecure::add_to_linker::<T, WasiRandom>(l, |t| t.wasi.random())?;
+        random::insecure_seed::add_to_linker::<T, WasiRandom>(l, |t| t.wasi.random())?;
+        cli::exit::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::environment::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::terminal_input::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::terminal_output::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        bindings::PredicatePlugin::add_to_linker::<T, wasmtime::component::HasSelf<T>>(l, |t| t)?;
+        Ok(l.clone())
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// A linker for one component: the shared one, with every import the
+    /// sandbox does not provide defined as a trap.
+    pub fn linker_for(&self, component: &Component) -> Result<Linker<InstanceState>> {
+        let mut linker = self.linker.clone();
+        linker.define_unknown_imports_as_traps(component)?;
+        Ok(linker)
+    }
+
+    /// A fresh store for one instance.
+    pub fn new_store(&self, plugin: Arc<str>) -> wasmtime::Store<InstanceState> {
+        let mut b = WasiCtxBuilder::new();
+        if self.grants.stdio {
+            b.inherit_stdout().inherit_stderr();
+        }
+        if !self.grants.clocks {
+            b.wall_clock(FrozenWallClock)
+                .monotonic_clock(FrozenMonotonicClock);
+        }
+        if !self.grants.random {
+            b.secure_random(wasmtime_wasi::Deterministic::new(vec![4, 2, 4, 2]));
+            b.insecure_random(wasmtime_wasi::Deterministic::new(vec![4, 2, 4, 2]));
+            b.insecure_random_seed(0x5eed);
+        }
+        let state = InstanceState {
+            wasi: b.build(),
+            table: ResourceTable::new(),
+            limiter: MemoryLimiter {
+                max: self.limits.memory_bytes,
+                exceeded: false,
+            },
+            plugin,
+        };
+        let mut store = wasmtime::Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limiter);
+        store.set_epoch_deadline(self.limits.deadline_ticks());
+        store
+    }
+
+    /// Compiles a component, through the on-disk cache when there is one.
+    pub fn compile(&self, bytes: &[u8], source: &Path) -> Result<Compiled> {
+        let started = Instant::now();
+        let sha256 = sha256_hex(bytes);
+        let engine_hash = {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            self.engine.precompile_compatibility_hash().hash(&mut h);
+            format!("{:016x}", h.finish())
+        };
+        if let Some(cache) = &self.cache
+            && let Some(artifact) = cache.get(&sha256, &engine_hash)
+        {
+            // SAFETY: the artifact was written by this host's cache for this
+            // engine configuration and its integrity hash checked out.
+            if let Ok(component) = unsafe { Component::deserialize(&self.engine, &artifact) } {
+                return Ok(Compiled {
+                    component,
+                    sha256,
+                    size: bytes.len(),
+                    compile_time: started.elapsed(),
+                    from_cache: true,
+                });
+            }
+        }
+        if wasmparser_is_core_module(bytes) {
+            return Err(anyhow!(
+                "{} is a core WebAssembly module, not a component: build for wasm32-wasip2 or wrap it with `wasm-tools component new`",
+                source.display()
+            ));
+        }
+        let component = Component::new(&self.engine, bytes).map_err(|e| {
+            anyhow!(
+                "{} is not a valid WebAssembly component: {e:#}",
+                source.display()
+            )
+        })?;
+        if let Some(cache) = &self.cache
+            && let Ok(artifact) = component.serialize()
+            && let Err(e) = cache.put(&sha256, &engine_hash, &artifact)
+        {
+            tracing::warn!("compile cache: {e:#}");
+        }
+        Ok(Compiled {
+            component,
+            sha256,
+            size: bytes.len(),
+            compile_time: started.elapsed(),
+            from_cache: false,
+        })
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop_ticker.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Core modules start with version 1; components with a different layer.
+fn wasmparser_is_core_module(bytes: &[u8]) -> bool {
+    bytes.len() >= 8 && &bytes[0..4] == b"\0asm" && bytes[4..8] == [1, 0, 0, 0]
+}

@@ -1,0 +1,513 @@
+//! A filter plugin running as a Wasm component.
+//!
+//! Instances are pooled and reused: a worker takes one, calls it, and puts
+//! it back, so the engine's workers run the plugin in parallel, never
+//! queued behind one instance. Each instance keeps its own copy of the node
+//! table and is synced only when the snapshot it last saw is replaced. An
+//! instance that trapped, missed its deadline or ran out of memory is
+//! dropped and replaced by a fresh one on the next call.
+
+use crate::plugin::{BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared};
+use crate::runtime::bindings::sift::predicate::types as wire;
+use crate::runtime::bindings::{PredicatePlugin, PredicatePluginPre};
+use crate::runtime::{InstanceState, Runtime};
+use crate::snapshot::Snapshot;
+use sift_sdk::{Code, NodeFields, Status};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use wasmtime::Store;
+
+/// Nodes per `sync-nodes` call: bounds the guest's transient memory.
+const SYNC_BATCH: usize = 1024;
+
+/// Who a component says it is (`describe`) and how it was loaded.
+#[derive(Clone, Debug)]
+pub struct PluginIdentity {
+    pub name: String,
+    pub node_fields: NodeFields,
+    /// SHA-256 of the component, hex.
+    pub sha256: String,
+    pub path: PathBuf,
+    pub size: usize,
+    pub compile_time: std::time::Duration,
+    pub from_cache: bool,
+}
+
+impl PluginIdentity {
+    /// A short version identity: the first 12 hex digits of the hash.
+    pub fn version(&self) -> &str {
+        &self.sha256[..12]
+    }
+}
+
+pub struct WasmPlugin {
+    identity: PluginIdentity,
+    version: String,
+    label: Arc<str>,
+    runtime: Arc<Runtime>,
+    pre: PredicatePluginPre<InstanceState>,
+    args: String,
+    pool: Mutex<Vec<Instance>>,
+}
+
+struct Instance {
+    store: Store<InstanceState>,
+    bindings: PredicatePlugin,
+    synced_generation: Option<u64>,
+    synced_len: usize,
+    prepared_cycle: Option<u64>,
+}
+
+impl WasmPlugin {
+    /// Compiles (or loads from cache) a component, checks that it
+    /// implements the contract, and configures one instance with `args`
+    /// (JSON, chosen by the plugin's name) to surface configuration errors
+    /// at load time.
+    pub fn load(
+        runtime: &Arc<Runtime>,
+        path: &Path,
+        args_for: &dyn Fn(&str) -> String,
+    ) -> anyhow::Result<WasmPlugin> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let compiled = runtime.compile(&bytes, path)?;
+        let linker = runtime.linker_for(&compiled.component)?;
+        let instance_pre = linker
+            .instantiate_pre(&compiled.component)
+            .map_err(|e| anyhow::anyhow!("{} cannot be linked: {e:#}", path.display()))?;
+        let pre = PredicatePluginPre::new(instance_pre).map_err(|e| {
+            anyhow::anyhow!(
+                "{} does not implement sift's contract (world sift:predicate/predicate-plugin@0.1.0): {e:#}",
+                path.display()
+            )
+        })?;
+        let mut plugin = WasmPlugin {
+            identity: PluginIdentity {
+                name: String::new(),
+                node_fields: NodeFields::ALL,
+                sha256: compiled.sha256,
+                path: path.to_path_buf(),
+                size: compiled.size,
+                compile_time: compiled.compile_time,
+                from_cache: compiled.from_cache,
+            },
+            version: String::new(),
+            label: Arc::from(path.display().to_string()),
+            runtime: runtime.clone(),
+            pre,
+            args: String::new(),
+            pool: Mutex::new(Vec::new()),
+        };
+        plugin.version = plugin.identity.version().to_string();
+        let (name, fields) = plugin
+            .describe()
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message))?;
+        plugin.args = args_for(&name);
+        plugin.identity.name = name.clone();
+        plugin.identity.node_fields = fields;
+        plugin.label = Arc::from(format!("{name}@{}", plugin.version));
+        let first = plugin
+            .new_instance()
+            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message))?;
+        plugin
+            .pool
+            .lock()
+            .map_err(|_| anyhow::anyhow!("poisoned pool"))?
+            .push(first);
+        Ok(plugin)
+    }
+
+    pub fn identity(&self) -> &PluginIdentity {
+        &self.identity
+    }
+
+    fn error(&self, message: impl Into<String>) -> PluginError {
+        PluginError {
+            plugin: if self.identity.name.is_empty() {
+                self.label.to_string()
+            } else {
+                self.identity.name.clone()
+            },
+            message: message.into(),
+        }
+    }
+
+    /// Explains a failed call: deadline, memory, trap or other.
+    fn call_error(
+        &self,
+        what: &str,
+        store: &Store<InstanceState>,
+        e: wasmtime::Error,
+    ) -> PluginError {
+        let limits = self.runtime.limits();
+        if let Some(trap) = e.downcast_ref::<wasmtime::Trap>()
+            && *trap == wasmtime::Trap::Interrupt
+        {
+            return self.error(format!(
+                "{what} exceeded its deadline of {} ms",
+                limits.call_deadline.as_millis()
+            ));
+        }
+        if store.data().memory_exceeded() {
+            return self.error(format!(
+                "{what} exceeded its memory limit of {} MiB",
+                limits.memory_bytes >> 20
+            ));
+        }
+        let text = format!("{e:#}");
+        let text = text.replace('\n', " ");
+        if text.contains("has not been defined") || text.contains("unknown import") {
+            return self.error(format!(
+                "{what} called a host function the sandbox does not grant: {text}"
+            ));
+        }
+        self.error(format!("{what} trapped: {text}"))
+    }
+
+    fn describe(&self) -> Result<(String, NodeFields), PluginError> {
+        let mut store = self.runtime.new_store(self.label.clone());
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
+        let info = bindings
+            .sift_predicate_predicate()
+            .call_describe(&mut store)
+            .map_err(|e| self.call_error("describe", &store, e))?;
+        if info.name.trim().is_empty() {
+            return Err(self.error("describe returned an empty plugin name"));
+        }
+        Ok((info.name, node_fields_from_wire(info.node_fields)))
+    }
+
+    fn new_instance(&self) -> Result<Instance, PluginError> {
+        let mut store = self.runtime.new_store(self.label.clone());
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
+        let api = bindings.sift_predicate_predicate();
+        store.set_epoch_deadline(self.runtime.limits().deadline_ticks());
+        api.call_describe(&mut store)
+            .map_err(|e| self.call_error("describe", &store, e))?;
+        store.set_epoch_deadline(self.runtime.limits().deadline_ticks());
+        api.call_init(&mut store, &self.args)
+            .map_err(|e| self.call_error("init", &store, e))?
+            .map_err(|msg| self.error(format!("rejected its arguments: {msg}")))?;
+        Ok(Instance {
+            store,
+            bindings,
+            synced_generation: None,
+            synced_len: 0,
+            prepared_cycle: None,
+        })
+    }
+
+    fn checkout(&self) -> Result<Instance, PluginError> {
+        let pooled = self.pool.lock().ok().and_then(|mut p| p.pop());
+        match pooled {
+            Some(i) => Ok(i),
+            None => self.new_instance(),
+        }
+    }
+
+    fn checkin(&self, instance: Instance) {
+        if let Ok(mut p) = self.pool.lock() {
+            p.push(instance);
+        }
+    }
+
+    /// Runs `f` on a pooled instance; the instance goes back to the pool
+    /// only if `f` succeeded (a failed instance may be poisoned).
+    fn with_instance<R>(
+        &self,
+        f: impl FnOnce(&Self, &mut Instance) -> Result<R, PluginError>,
+    ) -> Result<R, PluginError> {
+        let mut instance = self.checkout()?;
+        let r = f(self, &mut instance);
+        if r.is_ok() {
+            self.checkin(instance);
+        }
+        r
+    }
+
+    /// Brings the instance's node table to `snapshot`.
+    fn sync(&self, i: &mut Instance, snapshot: &Snapshot) -> Result<(), PluginError> {
+        if i.synced_generation == Some(snapshot.generation()) {
+            return Ok(());
+        }
+        let fields = self.identity.node_fields;
+        let api = i.bindings.sift_predicate_predicate();
+        let removals: Vec<u32> = (snapshot.len()..i.synced_len).map(|s| s as u32).collect();
+        let mut first = true;
+        for (chunk_index, chunk) in snapshot.nodes().chunks(SYNC_BATCH).enumerate() {
+            let base = chunk_index * SYNC_BATCH;
+            let upserts: Vec<wire::NodeEntry> = chunk
+                .iter()
+                .enumerate()
+                .map(|(k, n)| wire::NodeEntry {
+                    slot: (base + k) as u32,
+                    node: node_to_wire(n, fields),
+                })
+                .collect();
+            let removed: &[u32] = if first { &removals } else { &[] };
+            first = false;
+            i.store
+                .set_epoch_deadline(self.runtime.limits().deadline_ticks());
+            api.call_sync_nodes(&mut i.store, &upserts, removed)
+                .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
+        }
+        if first && !removals.is_empty() {
+            i.store
+                .set_epoch_deadline(self.runtime.limits().deadline_ticks());
+            api.call_sync_nodes(&mut i.store, &[], &removals)
+                .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
+        }
+        i.synced_generation = Some(snapshot.generation());
+        i.synced_len = snapshot.len();
+        Ok(())
+    }
+
+    fn prepare_on(
+        &self,
+        i: &mut Instance,
+        cycle: &Cycle,
+        pod: &wire::Pod,
+    ) -> Result<PrepareOutcome, PluginError> {
+        self.sync(i, &cycle.snapshot)?;
+        i.prepared_cycle = None;
+        i.store
+            .set_epoch_deadline(self.runtime.limits().deadline_ticks());
+        let result = i
+            .bindings
+            .sift_predicate_predicate()
+            .call_prepare(&mut i.store, pod)
+            .map_err(|e| self.call_error("prepare", &i.store, e))?;
+        i.prepared_cycle = Some(cycle.id);
+        Ok(match result {
+            wire::PrepareResult::Proceed => PrepareOutcome::Proceed,
+            wire::PrepareResult::Skip => PrepareOutcome::Skip,
+            wire::PrepareResult::Reject(s) => PrepareOutcome::Reject(status_from_wire(s)),
+            wire::PrepareResult::Narrow(names) => PrepareOutcome::Narrow(names),
+        })
+    }
+}
+
+impl FilterPlugin for WasmPlugin {
+    fn name(&self) -> &str {
+        &self.identity.name
+    }
+
+    fn version(&self) -> &str {
+        &self.version
+    }
+
+    fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {
+        let pod = pod_to_wire(&cycle.pod);
+        let outcome = self.with_instance(|p, i| p.prepare_on(i, cycle, &pod))?;
+        Ok(Prepared {
+            outcome,
+            filter: Box::new(WasmBatch {
+                plugin: self,
+                cycle,
+                pod,
+            }),
+        })
+    }
+}
+
+struct WasmBatch<'a> {
+    plugin: &'a WasmPlugin,
+    cycle: &'a Cycle,
+    pod: wire::Pod,
+}
+
+impl BatchFilter for WasmBatch<'_> {
+    fn filter(
+        &self,
+        slots: &[u32],
+        rejections: &mut Vec<(u32, Status)>,
+    ) -> Result<(), PluginError> {
+        self.plugin.with_instance(|p, i| {
+            if i.prepared_cycle != Some(self.cycle.id)
+                || i.synced_generation != Some(self.cycle.snapshot.generation())
+            {
+                // Another instance ran this cycle's prepare: replay it here.
+                p.prepare_on(i, self.cycle, &self.pod)?;
+            }
+            i.store
+                .set_epoch_deadline(p.runtime.limits().deadline_ticks());
+            let got = i
+                .bindings
+                .sift_predicate_predicate()
+                .call_filter(&mut i.store, slots)
+                .map_err(|e| p.call_error("filter", &i.store, e))?;
+            for r in got {
+                if r.index as usize >= slots.len() {
+                    return Err(p.error(format!(
+                        "filter answered for node index {} of a batch of {}",
+                        r.index,
+                        slots.len()
+                    )));
+                }
+                rejections.push((r.index, status_from_wire(r.status)));
+            }
+            Ok(())
+        })
+    }
+}
+
+fn status_from_wire(s: wire::Status) -> Status {
+    Status {
+        code: match s.code {
+            wire::Code::Success => Code::Success,
+            wire::Code::Error => Code::Error,
+            wire::Code::Unschedulable => Code::Unschedulable,
+            wire::Code::UnschedulableAndUnresolvable => Code::UnschedulableAndUnresolvable,
+            wire::Code::Skip => Code::Skip,
+        },
+        reasons: s.reasons,
+    }
+}
+
+fn node_fields_from_wire(f: wire::NodeFields) -> NodeFields {
+    let mut out = NodeFields::NONE;
+    for (theirs, ours) in [
+        (wire::NodeFields::LABELS, NodeFields::LABELS),
+        (wire::NodeFields::TAINTS, NodeFields::TAINTS),
+        (wire::NodeFields::UNSCHEDULABLE, NodeFields::UNSCHEDULABLE),
+        (wire::NodeFields::RESOURCES, NodeFields::RESOURCES),
+        (wire::NodeFields::PORTS, NodeFields::PORTS),
+    ] {
+        if f & theirs == theirs {
+            out = out | ours;
+        }
+    }
+    out
+}
+
+fn labels_to_wire(l: &sift_sdk::Labels) -> Vec<wire::Label> {
+    l.iter()
+        .map(|(k, v)| wire::Label {
+            key: k.to_string(),
+            value: v.to_string(),
+        })
+        .collect()
+}
+
+fn resources_to_wire(r: &sift_sdk::Resources) -> wire::Resources {
+    wire::Resources {
+        milli_cpu: r.milli_cpu,
+        memory: r.memory,
+        ephemeral_storage: r.ephemeral_storage,
+        allowed_pod_number: r.allowed_pod_number,
+        scalar: r
+            .scalar
+            .iter()
+            .map(|(name, amount)| wire::ResourceAmount {
+                name: name.clone(),
+                amount: *amount,
+            })
+            .collect(),
+    }
+}
+
+fn port_to_wire(p: &sift_sdk::HostPort) -> wire::HostPort {
+    wire::HostPort {
+        port: p.port,
+        protocol: p.protocol.clone(),
+        host_ip: p.host_ip.clone(),
+    }
+}
+
+fn empty_resources() -> wire::Resources {
+    resources_to_wire(&sift_sdk::Resources::default())
+}
+
+/// A node with only the fields the plugin reads.
+fn node_to_wire(n: &sift_sdk::Node, fields: NodeFields) -> wire::Node {
+    let has = |f| fields.contains(f);
+    let resources = has(NodeFields::RESOURCES);
+    wire::Node {
+        name: n.name.clone(),
+        labels: if has(NodeFields::LABELS) {
+            labels_to_wire(&n.labels)
+        } else {
+            Vec::new()
+        },
+        taints: if has(NodeFields::TAINTS) {
+            n.taints
+                .iter()
+                .map(|t| wire::Taint {
+                    key: t.key.clone(),
+                    value: t.value.clone(),
+                    effect: t.effect.clone(),
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
+        unschedulable: has(NodeFields::UNSCHEDULABLE) && n.unschedulable,
+        allocatable: if resources {
+            resources_to_wire(&n.allocatable)
+        } else {
+            empty_resources()
+        },
+        requested: if resources {
+            resources_to_wire(&n.requested)
+        } else {
+            empty_resources()
+        },
+        pod_count: if resources { n.pod_count } else { 0 },
+        used_ports: if has(NodeFields::PORTS) {
+            n.used_ports.iter().map(port_to_wire).collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+fn requirement_to_wire(r: &sift_sdk::SelectorRequirement) -> wire::SelectorRequirement {
+    wire::SelectorRequirement {
+        key: r.key.clone(),
+        operator: r.operator.clone(),
+        values: r.values.clone(),
+    }
+}
+
+fn pod_to_wire(p: &sift_sdk::Pod) -> wire::Pod {
+    wire::Pod {
+        name: p.name.clone(),
+        namespace: p.namespace.clone(),
+        uid: p.uid.clone(),
+        labels: labels_to_wire(&p.labels),
+        node_name: p.node_name.clone(),
+        node_selector: labels_to_wire(&p.node_selector),
+        required_node_affinity: p.required_node_affinity.as_ref().map(|terms| {
+            terms
+                .iter()
+                .map(|t| wire::SelectorTerm {
+                    match_expressions: t
+                        .match_expressions
+                        .iter()
+                        .map(requirement_to_wire)
+                        .collect(),
+                    match_fields: t.match_fields.iter().map(requirement_to_wire).collect(),
+                })
+                .collect()
+        }),
+        tolerations: p
+            .tolerations
+            .iter()
+            .map(|t| wire::Toleration {
+                key: t.key.clone(),
+                operator: t.operator.clone(),
+                value: t.value.clone(),
+                effect: t.effect.clone(),
+                toleration_seconds: t.toleration_seconds,
+            })
+            .collect(),
+        host_ports: p.host_ports.iter().map(port_to_wire).collect(),
+        requests: resources_to_wire(&p.requests),
+    }
+}

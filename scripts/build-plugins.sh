@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the bundled filter plugins as WebAssembly components into
+# target/plugins/, where `sift` looks for them by default.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
+plugins=(node-unschedulable node-name taint-toleration node-affinity node-ports node-resources-fit)
+args=()
+for p in "${plugins[@]}"; do args+=(-p "sift-plugin-$p"); done
+cargo build --quiet --profile plugin --target wasm32-wasip2 "${args[@]}"
+mkdir -p target/plugins
+for p in "${plugins[@]}"; do
+  cp "target/wasm32-wasip2/plugin/sift_plugin_${p//-/_}.wasm" target/plugins/
+done
+echo "built ${#plugins[@]} plugins into target/plugins/"
