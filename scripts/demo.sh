@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The demo: builds sift and the bundled plugins, then filters the sample
+# cluster (tests/data/demo) for three pods.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build-plugins.sh
+cargo build --quiet --release -p sift-host
+./target/release/sift filter --cluster tests/data/demo/cluster.json --pod tests/data/demo/pods.yaml
