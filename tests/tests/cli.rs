@@ -1,0 +1,183 @@
+//! The `sift` command line, end to end on files.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn sift(args: &[&str]) -> Output {
+    Command::new(sift_tests::sift_bin())
+        .args(args)
+        .env("SIFT_PLUGINS_DIR", sift_tests::plugins_dir())
+        .env("SIFT_CACHE_DIR", sift_tests::temp_dir("cli-cache"))
+        .current_dir(sift_tests::workspace_root())
+        .output()
+        .expect("run sift")
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn filter_demo_cluster_as_json() {
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        "tests/data/demo/cluster.json",
+        "--pod",
+        "tests/data/demo/pods.yaml",
+        "-o",
+        "json",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cycles = v.as_array().unwrap();
+    assert_eq!(cycles.len(), 3);
+    // web needs host port 8080, already taken on ip-10-0-1-11.
+    let web = &cycles[0];
+    assert_eq!(web["statuses"]["ip-10-0-1-11"]["plugin"], "NodePorts");
+    assert_eq!(web["numFeasibleNodesToFind"], 6);
+    // trainer: only the GPU node.
+    assert_eq!(
+        cycles[1]["feasibleNodes"],
+        serde_json::json!(["ip-10-0-3-31"])
+    );
+    // analytics: nothing fits; the message is kube-scheduler's.
+    assert_eq!(
+        cycles[2]["message"],
+        "0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated taint(s), \
+         3 Insufficient cpu, 3 Insufficient memory."
+    );
+}
+
+#[test]
+fn filter_table_is_the_default() {
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        "tests/data/demo/cluster.json",
+        "--pod",
+        "tests/data/demo/pods.yaml",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("NODE") && out.contains("message: 0/6 nodes are available"),
+        "{out}"
+    );
+}
+
+#[test]
+fn malformed_input_names_file_and_field() {
+    let dir = sift_tests::temp_dir("cli-bad");
+    let bad = dir.join("nodes.json");
+    std::fs::write(
+        &bad,
+        r#"{"kind":"Node","metadata":{"name":"a"},"spec":{"unschedulable":"yes"}}"#,
+    )
+    .unwrap();
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        bad.to_str().unwrap(),
+        "--pod",
+        "tests/data/demo/pods.yaml",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("nodes.json") && err.contains("spec.unschedulable"),
+        "{err}"
+    );
+    let truncated = dir.join("pods.yaml");
+    std::fs::write(&truncated, "kind: Pod\nmetadata: {name: [unclosed\n").unwrap();
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        "tests/data/demo/cluster.json",
+        "--pod",
+        truncated.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("pods.yaml") && err.contains("invalid YAML"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unknown_config_keys_are_rejected() {
+    let dir = sift_tests::temp_dir("cli-config");
+    let cfg = dir.join("sift.yaml");
+    std::fs::write(&cfg, "percentageOfNodesToScore: 50\nparalelism: 4\n").unwrap();
+    let o = sift(&[
+        "filter",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--cluster",
+        "tests/data/demo/cluster.json",
+        "--pod",
+        "tests/data/demo/pods.yaml",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("sift.yaml") && err.contains("paralelism"),
+        "{err}"
+    );
+}
+
+#[test]
+fn conformance_reports_and_exits_nonzero_on_failure() {
+    let o = sift(&["conformance", "tests/cases/NodeName"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.trim_end().ends_with("passed, 0 failed"), "{out}");
+
+    let dir = sift_tests::temp_dir("cli-conformance");
+    let src = Path::new("tests/cases/NodeName");
+    let first = std::fs::read_dir(sift_tests::workspace_root().join(src))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let mut case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(first).unwrap()).unwrap();
+    case["expect"]["feasible"] = serde_json::json!(["no-such-node"]);
+    std::fs::write(dir.join("broken.json"), case.to_string()).unwrap();
+    let o = sift(&["conformance", dir.to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        out.contains("FAIL") && out.contains("broken.json") && out.contains("0 passed, 1 failed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn plugins_list_and_inspect() {
+    let o = sift(&["plugins", "list"]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    for name in [
+        "NodeUnschedulable",
+        "NodeName",
+        "TaintToleration",
+        "NodeAffinity",
+        "NodePorts",
+        "NodeResourcesFit",
+    ] {
+        assert!(out.contains(name), "{name} missing from:\n{out}");
+    }
+    let wasm = sift_tests::plugins_dir().join("sift_plugin_node_ports.wasm");
+    let o = sift(&["plugins", "inspect", wasm.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("name:         NodePorts"), "{out}");
+    assert!(out.contains("sift:predicate/predicate@0.1.0"), "{out}");
+}

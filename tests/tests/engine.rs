@@ -1,0 +1,322 @@
+//! Engine semantics: sampling, round robin, early stop, short-circuiting,
+//! Error versus rejection, the message format. Uses in-process predicates
+//! so each behaviour is isolated from plugin logic.
+
+use sift_host::engine::{Engine, EngineOptions};
+use sift_host::native::NativeFilterPlugin;
+use sift_host::plugin::ConfiguredPlugin;
+use sift_host::sampling::num_feasible_nodes_to_find;
+use sift_host::snapshot::Snapshot;
+use sift_sdk::native::NativePlugin;
+use sift_sdk::{Args, Code, Node, Pod, Predicate, Prepare, Status};
+use std::sync::Arc;
+
+/// Rejects nodes whose index (from the name "n<index>") is divisible by `every`.
+struct RejectEvery {
+    every: usize,
+}
+
+impl Predicate for RejectEvery {
+    const NAME: &'static str = "RejectEvery";
+    type PodState = ();
+    fn new(args: Args) -> Result<Self, String> {
+        let every = args
+            .get_str("every")?
+            .unwrap_or("2")
+            .parse()
+            .map_err(|_| "every: not a number")?;
+        Ok(RejectEvery { every })
+    }
+    fn prepare(&self, _: &Pod) -> Prepare<()> {
+        Prepare::Proceed(())
+    }
+    fn filter(&self, _: &Pod, _: &(), node: &Node) -> Status {
+        let i: usize = node.name[1..].parse().unwrap_or(0);
+        if i.is_multiple_of(self.every) {
+            Status::unschedulable(format!("divisible by {}", self.every))
+        } else {
+            Status::success()
+        }
+    }
+}
+
+/// Rejects every node, unresolvably.
+struct RejectAll;
+
+impl Predicate for RejectAll {
+    const NAME: &'static str = "RejectAll";
+    type PodState = ();
+    fn new(_: Args) -> Result<Self, String> {
+        Ok(RejectAll)
+    }
+    fn prepare(&self, _: &Pod) -> Prepare<()> {
+        Prepare::Proceed(())
+    }
+    fn filter(&self, _: &Pod, _: &(), _: &Node) -> Status {
+        Status::unresolvable("rejected by RejectAll")
+    }
+}
+
+/// Returns an Error status for node "n3" only.
+struct FailsOnN3;
+
+impl Predicate for FailsOnN3 {
+    const NAME: &'static str = "FailsOnN3";
+    type PodState = ();
+    fn new(_: Args) -> Result<Self, String> {
+        Ok(FailsOnN3)
+    }
+    fn prepare(&self, _: &Pod) -> Prepare<()> {
+        Prepare::Proceed(())
+    }
+    fn filter(&self, _: &Pod, _: &(), node: &Node) -> Status {
+        if node.name == "n3" {
+            Status::error("backend unavailable")
+        } else {
+            Status::success()
+        }
+    }
+}
+
+fn plugin<P: Predicate>(args: &str, ignorable: bool) -> ConfiguredPlugin {
+    ConfiguredPlugin {
+        plugin: Arc::new(NativeFilterPlugin::new(&NativePlugin::of::<P>(), args).unwrap()),
+        ignorable,
+    }
+}
+
+fn snapshot(n: usize) -> Arc<Snapshot> {
+    let nodes = (0..n)
+        .map(|i| Node {
+            name: format!("n{i}"),
+            ..Default::default()
+        })
+        .collect();
+    Arc::new(Snapshot::from_nodes(nodes).unwrap())
+}
+
+fn pod() -> Pod {
+    Pod {
+        name: "p".into(),
+        namespace: "default".into(),
+        ..Default::default()
+    }
+}
+
+fn engine(
+    plugins: Vec<ConfiguredPlugin>,
+    percentage: u32,
+    parallelism: usize,
+    all: bool,
+) -> Engine {
+    Engine::new(
+        plugins,
+        EngineOptions {
+            percentage_of_nodes_to_score: percentage,
+            parallelism,
+            always_check_all_predicates: all,
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn sampling_counts_match_kube_scheduler() {
+    // n < 100: all; adaptive max(5, 50 - n/125)%; at least 100.
+    assert_eq!(num_feasible_nodes_to_find(0, 50), 50);
+    assert_eq!(num_feasible_nodes_to_find(0, 100), 100); // 49% of 100 = 49 -> floor 100
+    assert_eq!(num_feasible_nodes_to_find(0, 1000), 420); // 42%
+    assert_eq!(num_feasible_nodes_to_find(0, 5000), 500); // 10%
+    assert_eq!(num_feasible_nodes_to_find(0, 20000), 1000); // floor 5%
+    assert_eq!(num_feasible_nodes_to_find(30, 1000), 300);
+    assert_eq!(num_feasible_nodes_to_find(100, 5000), 5000);
+    assert_eq!(num_feasible_nodes_to_find(1, 5000), 100);
+}
+
+#[test]
+fn early_stop_evaluates_only_what_is_needed() {
+    // Every node feasible: a 1000-node cycle stops at 420 feasible nodes.
+    let snap = snapshot(1000);
+    for parallelism in [1, 4, 16] {
+        let mut e = engine(
+            vec![plugin::<RejectEvery>(r#"{"every":"1000000"}"#, false)],
+            0,
+            parallelism,
+            false,
+        );
+        let o = e.find_nodes_that_fit(&snap, pod());
+        // n0 is rejected (0 is divisible by anything), so 421 nodes are checked.
+        assert_eq!(o.num_feasible_nodes_to_find, 420);
+        assert_eq!(o.feasible_nodes.len(), 420, "parallelism {parallelism}");
+        assert_eq!(o.nodes_evaluated, 421, "parallelism {parallelism}");
+        assert_eq!(o.next_start_node_index, 421);
+        assert!(o.message.is_none());
+    }
+}
+
+#[test]
+fn round_robin_continues_where_the_last_cycle_stopped() {
+    let snap = snapshot(1000);
+    let mut e = engine(
+        vec![plugin::<RejectEvery>(r#"{"every":"3"}"#, false)],
+        10,
+        4,
+        false,
+    );
+    let first = e.find_nodes_that_fit(&snap, pod());
+    // percentage 10 of 1000 = 100 feasible; 2 of every 3 nodes pass, so
+    // n0..n149 are checked (50 rejected) and n149 is the 100th feasible.
+    assert_eq!(first.feasible_nodes.len(), 100);
+    assert_eq!(first.nodes_evaluated, 150);
+    assert_eq!(first.next_start_node_index, 150);
+    assert_eq!(first.feasible_nodes[0], "n1");
+    assert_eq!(first.feasible_nodes[99], "n149");
+    let second = e.find_nodes_that_fit(&snap, pod());
+    // Starts at n150 (rejected: divisible by 3), so n151 is its first feasible node.
+    assert!(
+        second.statuses.contains_key("n150"),
+        "starts where the first stopped"
+    );
+    assert!(!second.statuses.contains_key("n0"));
+    assert_eq!(second.feasible_nodes[0], "n151");
+    assert_eq!(
+        second.next_start_node_index,
+        (150 + second.nodes_evaluated) % 1000
+    );
+    // Wraps around modulo the number of nodes.
+    let mut last = second;
+    for _ in 0..10 {
+        last = e.find_nodes_that_fit(&snap, pod());
+    }
+    assert!(last.next_start_node_index < 1000);
+}
+
+#[test]
+fn results_do_not_depend_on_parallelism() {
+    let snap = snapshot(5000);
+    let run = |parallelism| {
+        let mut e = engine(
+            vec![plugin::<RejectEvery>(r#"{"every":"7"}"#, false)],
+            0,
+            parallelism,
+            false,
+        );
+        (0..5)
+            .map(|_| e.find_nodes_that_fit(&snap, pod()))
+            .collect::<Vec<_>>()
+    };
+    let a = run(1);
+    let b = run(16);
+    for (x, y) in a.iter().zip(&b) {
+        assert_eq!(x.feasible_nodes, y.feasible_nodes);
+        assert_eq!(x.statuses, y.statuses);
+        assert_eq!(x.next_start_node_index, y.next_start_node_index);
+    }
+}
+
+#[test]
+fn short_circuit_versus_always_check_all_predicates() {
+    let snap = snapshot(4);
+    let plugins = || {
+        vec![
+            plugin::<RejectEvery>(r#"{"every":"2"}"#, false),
+            plugin::<RejectAll>("{}", false),
+        ]
+    };
+    let mut short = engine(plugins(), 100, 2, false);
+    let o = short.find_nodes_that_fit(&snap, pod());
+    let n0 = &o.statuses["n0"];
+    assert_eq!(n0.plugin.as_deref(), Some("RejectEvery"));
+    assert_eq!(n0.reasons, vec!["divisible by 2"]);
+    assert_eq!(n0.code, Code::Unschedulable);
+    assert_eq!(o.statuses["n1"].plugin.as_deref(), Some("RejectAll"));
+
+    let mut all = engine(plugins(), 100, 2, true);
+    let o = all.find_nodes_that_fit(&snap, pod());
+    let n0 = &o.statuses["n0"];
+    assert_eq!(
+        n0.plugin.as_deref(),
+        Some("RejectEvery"),
+        "first failing plugin"
+    );
+    assert_eq!(n0.reasons, vec!["divisible by 2", "rejected by RejectAll"]);
+    assert_eq!(
+        n0.code,
+        Code::UnschedulableAndUnresolvable,
+        "most severe code"
+    );
+}
+
+#[test]
+fn message_histogram_is_sorted_as_strings() {
+    // 12 nodes: 6 rejected by RejectEvery(2), the other 6 by RejectAll.
+    let snap = snapshot(12);
+    let mut e = engine(
+        vec![
+            plugin::<RejectEvery>(r#"{"every":"2"}"#, false),
+            plugin::<RejectAll>("{}", false),
+        ],
+        0,
+        3,
+        false,
+    );
+    let o = e.find_nodes_that_fit(&snap, pod());
+    assert_eq!(
+        o.message.as_deref(),
+        Some("0/12 nodes are available: 6 divisible by 2, 6 rejected by RejectAll.")
+    );
+    // 20 nodes with every=10: n0 and n10 rejected by the first (2), 18 by RejectAll:
+    // "18 ..." sorts before "2 ..." as strings.
+    let snap = snapshot(20);
+    let mut e = engine(
+        vec![
+            plugin::<RejectEvery>(r#"{"every":"10"}"#, false),
+            plugin::<RejectAll>("{}", false),
+        ],
+        0,
+        3,
+        false,
+    );
+    let o = e.find_nodes_that_fit(&snap, pod());
+    assert_eq!(
+        o.message.as_deref(),
+        Some("0/20 nodes are available: 18 rejected by RejectAll, 2 divisible by 10.")
+    );
+}
+
+#[test]
+fn an_error_aborts_the_cycle_and_is_not_a_rejection() {
+    let snap = snapshot(6);
+    let mut e = engine(vec![plugin::<FailsOnN3>("{}", false)], 100, 2, false);
+    let o = e.find_nodes_that_fit(&snap, pod());
+    let err = o.error.expect("the cycle fails");
+    assert!(
+        err.contains("FailsOnN3") && err.contains("backend unavailable"),
+        "{err}"
+    );
+    assert!(o.feasible_nodes.is_empty(), "a failed cycle places nothing");
+    assert!(o.message.is_none(), "an Error is not a FitError");
+    assert_eq!(o.statuses["n3"].code, Code::Error);
+    // Nodes after the failing one were not committed.
+    assert!(!o.statuses.contains_key("n4"));
+}
+
+#[test]
+fn an_ignorable_plugin_error_lets_nodes_pass() {
+    let snap = snapshot(6);
+    let mut e = engine(vec![plugin::<FailsOnN3>("{}", true)], 100, 2, false);
+    let o = e.find_nodes_that_fit(&snap, pod());
+    assert!(o.error.is_none());
+    assert_eq!(o.feasible_nodes.len(), 6);
+    assert_eq!(o.ignored_errors.len(), 1, "{:?}", o.ignored_errors);
+}
+
+#[test]
+fn no_nodes_is_an_error() {
+    let mut e = engine(vec![plugin::<RejectAll>("{}", false)], 0, 1, false);
+    let o = e.find_nodes_that_fit(&snapshot(0), pod());
+    assert_eq!(
+        o.error.as_deref(),
+        Some("no nodes available to schedule pods")
+    );
+}
