@@ -108,7 +108,7 @@ impl WasmPlugin {
         plugin.label = Arc::from(format!("{name}@{}", plugin.version));
         let first = plugin
             .new_instance()
-            .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message))?;
+            .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         plugin
             .pool
             .lock()

@@ -1,0 +1,325 @@
+//! The sandbox: plugins that trap, loop, exhaust memory, export the wrong
+//! interface, reject their arguments or call WASI they were not granted.
+//! Each gives a clear Error naming the plugin, and the host carries on.
+//!
+//! Fixtures are hand-written core modules (WAT) implementing the contract's
+//! canonical ABI, wrapped into components with wit-component.
+
+use sift_host::config::{Config, PluginRef};
+use sift_host::engine::{Engine, EngineOptions};
+use sift_host::registry::Catalog;
+use sift_host::runtime::{Grants, Limits, Runtime};
+use sift_host::snapshot::Snapshot;
+use sift_sdk::{Node, Pod};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const FAKE_WASI: &str = "package wasi:sockets@0.2.0;
+interface tcp-create-socket { create-tcp-socket: func(family: u8) -> u32; }";
+
+const FIXTURE_WIT: &str = "package sift:fixture;
+interface other { hello: func() -> u32; }
+world plugin { import sift:predicate/log@0.1.0; export sift:predicate/predicate@0.1.0; }
+world plugin-with-sockets { import wasi:sockets/tcp-create-socket@0.2.0; export sift:predicate/predicate@0.1.0; }
+world wrong { export other; }";
+
+/// A core module implementing the contract. `prepare` and `filter` run the
+/// given instructions first, then answer "proceed" / "no rejections".
+fn plugin_wat(name: &str, imports: &str, init: &str, prepare: &str, filter: &str) -> String {
+    format!(
+        r#"(module
+  {imports}
+  (memory (export "memory") 1)
+  (global $heap (mut i32) (i32.const 4096))
+  (func (export "cabi_realloc") (param $old i32) (param $old_size i32) (param $align i32) (param $size i32) (result i32)
+    (local $ptr i32)
+    (local.set $ptr (i32.and (i32.add (global.get $heap) (i32.sub (local.get $align) (i32.const 1)))
+                             (i32.sub (i32.const 0) (local.get $align))))
+    (global.set $heap (i32.add (local.get $ptr) (local.get $size)))
+    (block $ok
+      (br_if $ok (i32.le_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536))))
+      (drop (memory.grow (i32.add (i32.const 1)
+        (i32.div_u (i32.sub (global.get $heap) (i32.mul (memory.size) (i32.const 65536))) (i32.const 65536))))))
+    (local.get $ptr))
+  (data (i32.const 16) "{name}")
+  (data (i32.const 48) "bad args")
+  (func (export "sift:predicate/predicate@0.1.0#describe") (result i32)
+    (i32.store (i32.const 64) (i32.const 16))
+    (i32.store (i32.const 68) (i32.const {len}))
+    (i32.store8 (i32.const 72) (i32.const 0))
+    (i32.const 64))
+  (func (export "sift:predicate/predicate@0.1.0#init") (param i32 i32) (result i32)
+    (i32.store8 (i32.const 80) (i32.const 0))
+    {init}
+    (i32.const 80))
+  (func (export "sift:predicate/predicate@0.1.0#sync-nodes") (param i32 i32 i32 i32))
+  (func (export "sift:predicate/predicate@0.1.0#prepare") (param i32) (result i32)
+    {prepare}
+    (i32.store8 (i32.const 96) (i32.const 0))
+    (i32.const 96))
+  (func (export "sift:predicate/predicate@0.1.0#filter") (param $slots i32) (param $len i32) (result i32)
+    {filter}
+    (i32.store (i32.const 112) (i32.const 0))
+    (i32.store (i32.const 116) (i32.const 0))
+    (i32.const 112))
+)"#,
+        len = name.len()
+    )
+}
+
+fn componentize(wat: &str, world: &str) -> Vec<u8> {
+    let mut module = wat::parse_str(wat).expect("fixture WAT parses");
+    let mut resolve = wit_parser::Resolve::default();
+    let contract =
+        std::fs::read_to_string(sift_tests::workspace_root().join("wit/0.1.0/predicate.wit"))
+            .unwrap();
+    resolve.push_str("predicate.wit", &contract).unwrap();
+    resolve.push_str("wasi.wit", FAKE_WASI).unwrap();
+    let pkg = resolve.push_str("fixture.wit", FIXTURE_WIT).unwrap();
+    let world = resolve.select_world(&[pkg], Some(world)).unwrap();
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        wit_component::StringEncoding::UTF8,
+        false,
+    )
+    .unwrap();
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .unwrap()
+        .validate(true)
+        .encode()
+        .expect("fixture encodes as a component")
+}
+
+fn write(dir: &Path, file: &str, bytes: &[u8]) -> PathBuf {
+    let p = dir.join(file);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+fn runtime(limits: Limits) -> Arc<Runtime> {
+    Arc::new(Runtime::new(limits, Grants::default(), None).unwrap())
+}
+
+fn snapshot(n: usize) -> Arc<Snapshot> {
+    let nodes = (0..n)
+        .map(|i| Node {
+            name: format!("n{i}"),
+            ..Default::default()
+        })
+        .collect();
+    Arc::new(Snapshot::from_nodes(nodes).unwrap())
+}
+
+fn pod() -> Pod {
+    Pod {
+        name: "p".into(),
+        namespace: "default".into(),
+        ..Default::default()
+    }
+}
+
+/// Loads the one fixture in `dir` plus the bundled NodeName plugin, runs a
+/// cycle, and returns the cycle's error.
+fn cycle_error(rt: &Arc<Runtime>, fixture: &Path, name: &str) -> Option<String> {
+    let catalog =
+        Catalog::load_wasm(rt, None, &[fixture.to_path_buf()], &Config::default()).unwrap();
+    let plugins = catalog
+        .select(&[PluginRef {
+            name: name.into(),
+            ignorable: false,
+        }])
+        .unwrap();
+    let mut engine = Engine::new(plugins, EngineOptions::default()).unwrap();
+    engine.find_nodes_that_fit(&snapshot(3), pod()).error
+}
+
+#[test]
+fn a_well_behaved_fixture_passes_every_node() {
+    let dir = sift_tests::temp_dir("sandbox-ok");
+    let f = write(
+        &dir,
+        "ok.wasm",
+        &componentize(&plugin_wat("Fine", "", "", "", ""), "plugin"),
+    );
+    let rt = runtime(Limits::default());
+    let catalog = Catalog::load_wasm(&rt, None, &[f], &Config::default()).unwrap();
+    let plugins = catalog
+        .select(&[PluginRef {
+            name: "Fine".into(),
+            ignorable: false,
+        }])
+        .unwrap();
+    let mut engine = Engine::new(plugins, EngineOptions::default()).unwrap();
+    let o = engine.find_nodes_that_fit(&snapshot(3), pod());
+    assert_eq!(o.feasible_nodes.len(), 3, "{:?}", o.error);
+}
+
+#[test]
+fn a_trap_is_an_error_naming_the_plugin_and_the_instance_is_replaced() {
+    let dir = sift_tests::temp_dir("sandbox-trap");
+    // filter traps when the batch contains slot 1.
+    let filter = r#"
+      (local $i i32)
+      (block $done (loop $next
+        (br_if $done (i32.ge_u (local.get $i) (local.get $len)))
+        (if (i32.eq (i32.load (i32.add (local.get $slots) (i32.mul (local.get $i) (i32.const 4)))) (i32.const 1))
+          (then unreachable))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $next)))"#;
+    let f = write(
+        &dir,
+        "trapper.wasm",
+        &componentize(&plugin_wat("Trapper", "", "", "", filter), "plugin"),
+    );
+    let rt = runtime(Limits::default());
+    let catalog = Catalog::load_wasm(&rt, None, &[f], &Config::default()).unwrap();
+    let plugins = catalog
+        .select(&[PluginRef {
+            name: "Trapper".into(),
+            ignorable: false,
+        }])
+        .unwrap();
+    let mut engine = Engine::new(
+        plugins,
+        EngineOptions {
+            parallelism: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let one = snapshot(1);
+    let two = snapshot(2);
+    assert!(engine.find_nodes_that_fit(&one, pod()).error.is_none());
+    let failed = engine.find_nodes_that_fit(&two, pod());
+    let err = failed.error.expect("slot 1 traps");
+    assert!(err.contains("Trapper") && err.contains("trapped"), "{err}");
+    // A trap fails the whole batch call: its nodes get Error statuses.
+    assert!(
+        failed
+            .statuses
+            .values()
+            .any(|s| s.code == sift_sdk::Code::Error),
+        "{:?}",
+        failed.statuses
+    );
+    assert!(failed.feasible_nodes.is_empty());
+    // The host carries on with a fresh instance.
+    let again = engine.find_nodes_that_fit(&one, pod());
+    assert!(again.error.is_none(), "{:?}", again.error);
+    assert_eq!(again.feasible_nodes, vec!["n0"]);
+}
+
+#[test]
+fn an_endless_loop_misses_its_deadline() {
+    let dir = sift_tests::temp_dir("sandbox-loop");
+    let f = write(
+        &dir,
+        "loop.wasm",
+        &componentize(
+            &plugin_wat("Spinner", "", "", "(loop $l (br $l))", ""),
+            "plugin",
+        ),
+    );
+    let rt = runtime(Limits {
+        call_deadline: Duration::from_millis(100),
+        ..Limits::default()
+    });
+    let started = Instant::now();
+    let err = cycle_error(&rt, &f, "Spinner").expect("the loop is interrupted");
+    assert!(
+        err.contains("Spinner") && err.contains("deadline of 100 ms"),
+        "{err}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn unbounded_memory_growth_hits_the_cap() {
+    let dir = sift_tests::temp_dir("sandbox-memory");
+    let grow = "(loop $l (br_if $l (i32.ne (memory.grow (i32.const 16)) (i32.const -1))))";
+    let f = write(
+        &dir,
+        "hog.wasm",
+        &componentize(&plugin_wat("Hog", "", "", grow, ""), "plugin"),
+    );
+    let rt = runtime(Limits {
+        memory_bytes: 16 << 20,
+        ..Limits::default()
+    });
+    let err = cycle_error(&rt, &f, "Hog").expect("memory is capped");
+    assert!(
+        err.contains("Hog") && err.contains("memory limit of 16 MiB"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_ungranted_wasi_call_is_an_error() {
+    let dir = sift_tests::temp_dir("sandbox-wasi");
+    let imports = r#"(import "wasi:sockets/tcp-create-socket@0.2.0" "create-tcp-socket" (func $socket (param i32) (result i32)))"#;
+    let prepare = "(drop (call $socket (i32.const 0)))";
+    let f = write(
+        &dir,
+        "net.wasm",
+        &componentize(
+            &plugin_wat("Networker", imports, "", prepare, ""),
+            "plugin-with-sockets",
+        ),
+    );
+    let rt = runtime(Limits::default());
+    let err = cycle_error(&rt, &f, "Networker").expect("the socket call is refused");
+    assert!(err.contains("Networker"), "{err}");
+    assert!(
+        err.contains("does not grant") && err.contains("wasi:sockets/tcp-create-socket"),
+        "{err}"
+    );
+}
+
+#[test]
+fn rejected_arguments_fail_the_load() {
+    let dir = sift_tests::temp_dir("sandbox-args");
+    // init returns err("bad args").
+    let init = "(i32.store8 (i32.const 80) (i32.const 1)) (i32.store (i32.const 84) (i32.const 48)) (i32.store (i32.const 88) (i32.const 8))";
+    let f = write(
+        &dir,
+        "picky.wasm",
+        &componentize(&plugin_wat("Picky", "", init, "", ""), "plugin"),
+    );
+    let err = Catalog::load_wasm(&runtime(Limits::default()), None, &[f], &Config::default())
+        .err()
+        .unwrap();
+    let msg = format!("{err:#}");
+    assert!(
+        msg.contains("picky.wasm") && msg.contains("Picky") && msg.contains("bad args"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wrong_interface_core_module_and_garbage_are_load_errors() {
+    let dir = sift_tests::temp_dir("sandbox-wrong");
+    let other = r#"(module (func (export "sift:fixture/other#hello") (result i32) (i32.const 1)))"#;
+    let wrong = write(&dir, "wrong.wasm", &componentize(other, "wrong"));
+    let core = write(&dir, "core.wasm", &wat::parse_str("(module)").unwrap());
+    let junk = write(&dir, "junk.wasm", b"definitely not wasm");
+    let rt = runtime(Limits::default());
+    let cases = [
+        (wrong, "does not implement sift's contract"),
+        (core, "core WebAssembly module"),
+        (junk, "not a valid WebAssembly component"),
+    ];
+    for (file, expected) in cases {
+        let err = Catalog::load_wasm(&rt, None, std::slice::from_ref(&file), &Config::default())
+            .err()
+            .unwrap();
+        let msg = format!("{err:#}");
+        assert!(
+            msg.contains(file.file_name().unwrap().to_str().unwrap()) && msg.contains(expected),
+            "{msg}"
+        );
+    }
+}
