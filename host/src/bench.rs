@@ -218,21 +218,19 @@ pub fn synthetic_pods(n: usize) -> Vec<Pod> {
         .collect()
 }
 
-/// One measurement: pods/s over sequential cycles.
-fn measure(
-    engine: &mut Engine,
-    snapshot: &Arc<Snapshot>,
-    pods: &[Pod],
-    budget: Duration,
-) -> (usize, f64) {
+/// One measurement over sequential cycles: (pods/s, average nodes
+/// evaluated per cycle).
+fn measure(engine: &mut Engine, snapshot: &Arc<Snapshot>, pods: &[Pod], budget: Duration) -> (f64, f64) {
     // Warm up: instances created and synced outside the timing.
     for p in pods.iter().take(20) {
         engine.find_nodes_that_fit(snapshot, p.clone());
     }
     let started = Instant::now();
     let mut done = 0;
+    let mut evaluated = 0;
     for p in pods {
         let o = engine.find_nodes_that_fit(snapshot, p.clone());
+        evaluated += o.nodes_evaluated;
         if let Some(e) = o.error {
             eprintln!("bench: cycle error: {e}");
         }
@@ -241,7 +239,7 @@ fn measure(
             break;
         }
     }
-    (done, done as f64 / started.elapsed().as_secs_f64())
+    (done as f64 / started.elapsed().as_secs_f64(), evaluated as f64 / done as f64)
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {
@@ -275,8 +273,8 @@ pub fn run(a: BenchArgs) -> Result<()> {
             .unwrap_or(1)
     );
     println!(
-        "{:>7} {:>10} {:>14} {:>14} {:>12}",
-        "nodes", "percentage", "native pods/s", "wasm pods/s", "wasm/native"
+        "{:>7} {:>10} {:>11} {:>14} {:>14} {:>12}",
+        "nodes", "percentage", "nodes/cycle", "native pods/s", "wasm pods/s", "wasm/native"
     );
     for &n in &a.nodes {
         let snapshot = Arc::new(Snapshot::from_nodes(synthetic_nodes(n))?);
@@ -287,11 +285,11 @@ pub fn run(a: BenchArgs) -> Result<()> {
                 always_check_all_predicates: false,
             };
             let mut native_engine = Engine::new(native.select(&filters)?, options.clone())?;
-            let (_, native_rate) = measure(&mut native_engine, &snapshot, &pods, budget);
+            let (native_rate, per_cycle) = measure(&mut native_engine, &snapshot, &pods, budget);
             let wasm_rate = match &wasm {
                 Some(c) => {
                     let mut e = Engine::new(c.select(&filters)?, options.clone())?;
-                    Some(measure(&mut e, &snapshot, &pods, budget).1)
+                    Some(measure(&mut e, &snapshot, &pods, budget).0)
                 }
                 None => None,
             };
@@ -302,11 +300,11 @@ pub fn run(a: BenchArgs) -> Result<()> {
             };
             match wasm_rate {
                 Some(w) => println!(
-                    "{n:>7} {pct_label:>10} {native_rate:>14.0} {w:>14.0} {:>12.2}",
+                    "{n:>7} {pct_label:>10} {per_cycle:>11.0} {native_rate:>14.0} {w:>14.0} {:>12.2}",
                     native_rate / w
                 ),
                 None => println!(
-                    "{n:>7} {pct_label:>10} {native_rate:>14.0} {:>14} {:>12}",
+                    "{n:>7} {pct_label:>10} {per_cycle:>11.0} {native_rate:>14.0} {:>14} {:>12}",
                     "-", "-"
                 ),
             }
