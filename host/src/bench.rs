@@ -220,7 +220,12 @@ pub fn synthetic_pods(n: usize) -> Vec<Pod> {
 
 /// One measurement over sequential cycles: (pods/s, average nodes
 /// evaluated per cycle).
-fn measure(engine: &mut Engine, snapshot: &Arc<Snapshot>, pods: &[Pod], budget: Duration) -> (f64, f64) {
+fn measure(
+    engine: &mut Engine,
+    snapshot: &Arc<Snapshot>,
+    pods: &[Pod],
+    budget: Duration,
+) -> (f64, f64) {
     // Warm up: instances created and synced outside the timing.
     for p in pods.iter().take(20) {
         engine.find_nodes_that_fit(snapshot, p.clone());
@@ -239,7 +244,10 @@ fn measure(engine: &mut Engine, snapshot: &Arc<Snapshot>, pods: &[Pod], budget: 
             break;
         }
     }
-    (done as f64 / started.elapsed().as_secs_f64(), evaluated as f64 / done as f64)
+    (
+        done as f64 / started.elapsed().as_secs_f64(),
+        evaluated as f64 / done as f64,
+    )
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {

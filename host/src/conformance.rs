@@ -159,7 +159,7 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
 pub fn compare(expect: &Expect, got: &CycleOutcome) -> Vec<String> {
     let mut diffs = Vec::new();
     let want: BTreeSet<&str> = expect.feasible.iter().map(String::as_str).collect();
-    let have: BTreeSet<&str> = got.feasible_nodes.iter().map(String::as_str).collect();
+    let have: BTreeSet<&str> = got.feasible_nodes.iter().map(|n| &**n).collect();
     if want != have {
         diffs.push(format!("feasible: expected {want:?}, got {have:?}"));
     }
@@ -172,34 +172,34 @@ pub fn compare(expect: &Expect, got: &CycleOutcome) -> Vec<String> {
         diffs.push(format!("cycle failed: {err}"));
     }
     for (node, exp) in &expect.statuses {
-        let Some(status) = got.statuses.get(node) else {
+        let Some(status) = got.status(node) else {
             diffs.push(format!(
                 "{node}: expected a status, got none (feasible or not evaluated)"
             ));
             continue;
         };
         if let Some(code) = &exp.code
-            && code != status.code.as_str()
+            && code != status.code().as_str()
         {
             diffs.push(format!(
                 "{node}: code expected {code}, got {}",
-                status.code.as_str()
+                status.code().as_str()
             ));
         }
         if let Some(plugin) = &exp.plugin
-            && Some(plugin) != status.plugin.as_ref()
+            && Some(plugin.as_str()) != status.plugin()
         {
             diffs.push(format!(
                 "{node}: plugin expected {plugin}, got {}",
-                status.plugin.as_deref().unwrap_or("(none)")
+                status.plugin().unwrap_or("(none)")
             ));
         }
         if let Some(reasons) = &exp.reasons
-            && reasons != &status.reasons
+            && reasons.as_slice() != status.reasons()
         {
             diffs.push(format!(
                 "{node}: reasons expected {reasons:?}, got {:?}",
-                status.reasons
+                status.reasons()
             ));
         }
     }

@@ -4,33 +4,52 @@
 use serde::Serialize;
 use sift_sdk::{Code, Status};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-/// A node's verdict: the code, the plugin that gave it, and its reasons.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+/// A node's verdict: the status a plugin gave and which plugin gave it.
+/// Cheap to clone: nodes rejected for the same reason share the status.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeStatus {
-    #[serde(serialize_with = "code_name")]
-    pub code: Code,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub plugin: Option<String>,
-    pub reasons: Vec<String>,
-}
-
-fn code_name<S: serde::Serializer>(code: &Code, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(code.as_str())
+    pub plugin: Option<Arc<str>>,
+    pub status: Arc<Status>,
 }
 
 impl NodeStatus {
-    pub fn from_plugin(plugin: &str, status: Status) -> NodeStatus {
+    pub fn new(plugin: Option<&str>, status: Status) -> NodeStatus {
         NodeStatus {
-            code: status.code,
-            plugin: Some(plugin.to_string()),
-            reasons: status.reasons,
+            plugin: plugin.map(Arc::from),
+            status: Arc::new(status),
         }
+    }
+
+    pub fn code(&self) -> Code {
+        self.status.code
+    }
+
+    pub fn reasons(&self) -> &[String] {
+        &self.status.reasons
+    }
+
+    pub fn plugin(&self) -> Option<&str> {
+        self.plugin.as_deref()
     }
 
     /// kube-scheduler's `Status.Message()`: the reasons joined by ", ".
     pub fn message(&self) -> String {
-        self.reasons.join(", ")
+        self.status.reasons.join(", ")
+    }
+}
+
+impl Serialize for NodeStatus {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("NodeStatus", 3)?;
+        st.serialize_field("code", self.code().as_str())?;
+        if let Some(p) = self.plugin() {
+            st.serialize_field("plugin", p)?;
+        }
+        st.serialize_field("reasons", self.reasons())?;
+        st.end()
     }
 }
 
@@ -39,7 +58,7 @@ impl NodeStatus {
 /// rejected wholesale by one).
 #[derive(Clone, Debug, Default)]
 pub struct Diagnosis {
-    pub explicit: Vec<(String, NodeStatus)>,
+    pub explicit: Vec<(Arc<str>, NodeStatus)>,
     pub absent: Option<NodeStatus>,
     /// Set when a prepare step rejected the pod: the message replaces the
     /// reason histogram.
@@ -64,14 +83,14 @@ impl Diagnosis {
         }
         let mut histogram: BTreeMap<&str, usize> = BTreeMap::new();
         for (_, status) in &self.explicit {
-            for r in &status.reasons {
+            for r in status.reasons() {
                 *histogram.entry(r).or_default() += 1;
             }
         }
         if let Some(absent) = &self.absent {
             let n = num_all_nodes.saturating_sub(self.explicit.len());
             if n > 0 {
-                for r in &absent.reasons {
+                for r in absent.reasons() {
                     *histogram.entry(r).or_default() += n;
                 }
             }
@@ -91,11 +110,10 @@ mod tests {
     use super::*;
 
     fn status(reasons: &[&str]) -> NodeStatus {
-        NodeStatus {
-            code: Code::Unschedulable,
-            plugin: Some("P".into()),
-            reasons: reasons.iter().map(|r| r.to_string()).collect(),
-        }
+        NodeStatus::new(
+            Some("P"),
+            Status::new(Code::Unschedulable, reasons.iter().copied()),
+        )
     }
 
     #[test]
@@ -103,7 +121,7 @@ mod tests {
         let mut d = Diagnosis::default();
         for i in 0..10 {
             d.explicit
-                .push((format!("a{i}"), status(&["Insufficient cpu"])));
+                .push((format!("a{i}").into(), status(&["Insufficient cpu"])));
         }
         d.explicit
             .push(("b".into(), status(&["node(s) were unschedulable"])));

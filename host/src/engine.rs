@@ -47,9 +47,10 @@ pub struct CycleOutcome {
     /// namespace/name of the pod.
     pub pod: String,
     /// Feasible nodes, in the order they were found.
-    pub feasible_nodes: Vec<String>,
-    /// Statuses of the nodes that did not pass, by node name.
-    pub statuses: BTreeMap<String, NodeStatus>,
+    pub feasible_nodes: Vec<Arc<str>>,
+    /// Statuses of the nodes that did not pass (a JSON object by node name).
+    #[serde(serialize_with = "statuses_by_name")]
+    pub statuses: Vec<(Arc<str>, NodeStatus)>,
     /// kube-scheduler's FitError message when no node is feasible.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -64,6 +65,31 @@ pub struct CycleOutcome {
     pub num_feasible_nodes_to_find: usize,
     /// Where the next cycle starts in the node list.
     pub next_start_node_index: usize,
+}
+
+impl CycleOutcome {
+    /// The status of a node, if it did not pass.
+    pub fn status(&self, node: &str) -> Option<&NodeStatus> {
+        self.statuses
+            .iter()
+            .find(|(n, _)| &**n == node)
+            .map(|(_, s)| s)
+    }
+}
+
+fn statuses_by_name<S: serde::Serializer>(
+    statuses: &[(Arc<str>, NodeStatus)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let sorted: BTreeMap<&str, &NodeStatus> = statuses.iter().map(|(n, st)| (&**n, st)).collect();
+    s.collect_map(sorted)
+}
+
+/// A prepared plugin taking part in the filter step.
+struct Active<'a> {
+    name: Arc<str>,
+    ignorable: bool,
+    filter: Box<dyn BatchFilter + 'a>,
 }
 
 /// The filter phase with its round-robin position.
@@ -109,7 +135,7 @@ impl Engine {
         let mut out = CycleOutcome {
             pod: pod_key,
             feasible_nodes: Vec::new(),
-            statuses: BTreeMap::new(),
+            statuses: Vec::new(),
             message: None,
             error: None,
             ignored_errors: Vec::new(),
@@ -125,7 +151,7 @@ impl Engine {
 
         // PreFilter: in order; Unresolvable stops at once, Unschedulable
         // lets the others run; narrowing intersects node sets.
-        let mut active: Vec<(&str, bool, Box<dyn BatchFilter + '_>)> = Vec::new();
+        let mut active: Vec<Active<'_>> = Vec::new();
         let mut narrowed: Option<BTreeSet<String>> = None;
         let mut narrowing_plugins: BTreeSet<String> = BTreeSet::new();
         let mut unschedulable: Option<NodeStatus> = None;
@@ -144,15 +170,19 @@ impl Engine {
                 }
             };
             match prepared.outcome {
-                PrepareOutcome::Proceed => active.push((name, cp.ignorable, prepared.filter)),
+                PrepareOutcome::Proceed => active.push(Active {
+                    name: Arc::from(name),
+                    ignorable: cp.ignorable,
+                    filter: prepared.filter,
+                }),
                 PrepareOutcome::Skip => {}
                 PrepareOutcome::Reject(status) => match status.code {
                     Code::UnschedulableAndUnresolvable => {
-                        rejection = Some(NodeStatus::from_plugin(name, status));
+                        rejection = Some(NodeStatus::new(Some(name), status));
                         break;
                     }
                     Code::Unschedulable => {
-                        unschedulable = Some(NodeStatus::from_plugin(name, status))
+                        unschedulable = Some(NodeStatus::new(Some(name), status))
                     }
                     _ if cp.ignorable => out
                         .ignored_errors
@@ -172,7 +202,11 @@ impl Engine {
                         None => names,
                         Some(prev) => prev.intersection(&names).cloned().collect(),
                     });
-                    active.push((name, cp.ignorable, prepared.filter));
+                    active.push(Active {
+                        name: Arc::from(name),
+                        ignorable: cp.ignorable,
+                        filter: prepared.filter,
+                    });
                     if narrowed.as_ref().is_some_and(BTreeSet::is_empty) {
                         let list: Vec<&str> =
                             narrowing_plugins.iter().map(String::as_str).collect();
@@ -184,11 +218,7 @@ impl Engine {
                                 list.join(" ")
                             )
                         };
-                        rejection = Some(NodeStatus {
-                            code: Code::UnschedulableAndUnresolvable,
-                            plugin: None,
-                            reasons: vec![msg],
-                        });
+                        rejection = Some(NodeStatus::new(None, Status::unresolvable(msg)));
                         break;
                     }
                 }
@@ -201,9 +231,11 @@ impl Engine {
                 absent: Some(status.clone()),
             };
             out.message = Some(diagnosis.fit_error_message(num_all_nodes));
-            for node in snapshot.nodes() {
-                out.statuses.insert(node.name.clone(), status.clone());
-            }
+            out.statuses = snapshot
+                .order()
+                .iter()
+                .map(|&s| (snapshot.name(s).clone(), status.clone()))
+                .collect();
             return out;
         }
 
@@ -212,18 +244,14 @@ impl Engine {
         let nodes: Vec<u32> = match &narrowed {
             None => snapshot.order().to_vec(),
             Some(names) => {
-                diagnosis.absent = Some(NodeStatus {
-                    code: Code::UnschedulableAndUnresolvable,
-                    plugin: None,
-                    reasons: vec![format!(
+                let plugins: Vec<&str> = narrowing_plugins.iter().map(String::as_str).collect();
+                diagnosis.absent = Some(NodeStatus::new(
+                    None,
+                    Status::unresolvable(format!(
                         "node(s) didn't satisfy plugin(s) [{}]",
-                        narrowing_plugins
-                            .iter()
-                            .cloned()
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    )],
-                });
+                        plugins.join(" ")
+                    )),
+                ));
                 snapshot
                     .order()
                     .iter()
@@ -240,18 +268,15 @@ impl Engine {
         out.nodes_evaluated = processed;
         out.feasible_nodes = found;
 
-        let explicit: BTreeSet<&str> = diagnosis.explicit.iter().map(|(n, _)| n.as_str()).collect();
-        if let Some(absent) = &diagnosis.absent {
-            for node in snapshot.nodes() {
-                let in_set = narrowed.as_ref().is_some_and(|s| s.contains(&node.name));
-                if !in_set && !explicit.contains(node.name.as_str()) {
-                    out.statuses.insert(node.name.clone(), absent.clone());
+        if let (Some(absent), Some(kept)) = (&diagnosis.absent, &narrowed) {
+            for &slot in snapshot.order() {
+                if !kept.contains(&snapshot.node(slot).name) {
+                    out.statuses
+                        .push((snapshot.name(slot).clone(), absent.clone()));
                 }
             }
         }
-        for (name, status) in &diagnosis.explicit {
-            out.statuses.insert(name.clone(), status.clone());
-        }
+        out.statuses.extend(diagnosis.explicit.iter().cloned());
         if out.error.is_some() {
             out.feasible_nodes.clear();
         } else if out.feasible_nodes.is_empty() {
@@ -266,10 +291,10 @@ impl Engine {
         &self,
         snapshot: &Snapshot,
         nodes: &[u32],
-        active: &[(&str, bool, Box<dyn BatchFilter + '_>)],
+        active: &[Active<'_>],
         diagnosis: &mut Diagnosis,
         out: &mut CycleOutcome,
-    ) -> Vec<String> {
+    ) -> Vec<Arc<str>> {
         let n = nodes.len();
         let to_find = num_feasible_nodes_to_find(self.options.percentage_of_nodes_to_score, n);
         out.num_feasible_nodes_to_find = to_find;
@@ -280,15 +305,17 @@ impl Engine {
         let start = self.next_start_node_index;
         let mut next = 0; // position in round-robin order
         let parallelism = self.options.parallelism.max(1);
-        'waves: while next < n && feasible.len() < to_find {
+        // As kube-scheduler with one worker: once the target is reached, the
+        // search goes on until one more feasible node is found, which stops
+        // it and is dropped; rejections met on the way are kept and counted.
+        'waves: while next < n {
             // Size the wave for the feasible nodes still needed, at the
             // feasibility rate seen so far.
-            let needed = to_find - feasible.len();
-            let checked = next.max(1);
+            let needed = (to_find + 1).saturating_sub(feasible.len());
             let rate = if next == 0 {
                 1.0
             } else {
-                (feasible.len() as f64 / checked as f64).max(0.02)
+                (feasible.len() as f64 / next as f64).max(0.02)
             };
             let wave = ((needed as f64 / rate).ceil() as usize)
                 .max(MIN_CHUNK)
@@ -307,29 +334,24 @@ impl Engine {
             };
             for (slot, verdict) in slots.iter().zip(results.into_iter().flatten()) {
                 next += 1;
-                let name = &snapshot.node(*slot).name;
+                let name = snapshot.name(*slot);
                 match verdict {
+                    Verdict::Feasible { .. } if feasible.len() >= to_find => break 'waves,
                     Verdict::Feasible { ignored } => {
                         out.ignored_errors.extend(ignored);
                         feasible.push(name.clone());
-                        if feasible.len() >= to_find {
-                            break 'waves;
-                        }
                     }
-                    Verdict::Rejected(status) => {
-                        let is_error = status.code == Code::Error;
-                        if is_error {
-                            let plugin = status.plugin.clone().unwrap_or_default();
-                            out.error = Some(format!(
-                                "running {plugin:?} filter plugin: {}",
-                                status.message()
-                            ));
-                        }
-                        diagnosis.explicit.push((name.clone(), status));
-                        if is_error {
-                            break 'waves;
-                        }
+                    Verdict::Rejected(status) if status.code() == Code::Error => {
+                        // Reported, but like upstream not counted as processed.
+                        let plugin = status.plugin().unwrap_or_default();
+                        out.error = Some(format!(
+                            "running {plugin:?} filter plugin: {}",
+                            status.message()
+                        ));
+                        out.statuses.push((name.clone(), status));
+                        break 'waves;
                     }
+                    Verdict::Rejected(status) => diagnosis.explicit.push((name.clone(), status)),
                 }
             }
         }
@@ -345,11 +367,7 @@ enum Verdict {
 /// Runs the active filters over one chunk of nodes: each filter sees the
 /// nodes every earlier filter passed (all of them with
 /// `always_check_all_predicates`).
-fn evaluate(
-    slots: &[u32],
-    active: &[(&str, bool, Box<dyn BatchFilter + '_>)],
-    check_all: bool,
-) -> Vec<Verdict> {
+fn evaluate(slots: &[u32], active: &[Active<'_>], check_all: bool) -> Vec<Verdict> {
     let mut verdicts: Vec<Verdict> = slots
         .iter()
         .map(|_| Verdict::Feasible {
@@ -358,46 +376,53 @@ fn evaluate(
         .collect();
     let mut candidates: Vec<usize> = (0..slots.len()).collect();
     let mut batch: Vec<u32> = Vec::with_capacity(slots.len());
-    let mut rejections: Vec<(u32, Status)> = Vec::new();
-    for (name, ignorable, filter) in active {
+    let mut rejections: Vec<(u32, Arc<Status>)> = Vec::new();
+    let mut rejected: Vec<bool> = Vec::with_capacity(slots.len());
+    for a in active {
         if candidates.is_empty() {
             break;
         }
         batch.clear();
         batch.extend(candidates.iter().map(|&i| slots[i]));
         rejections.clear();
-        if let Err(e) = filter.filter(&batch, &mut rejections) {
+        if let Err(e) = a.filter.filter(&batch, &mut rejections) {
             // The whole batch failed (trap, deadline...): an Error for each.
             rejections.clear();
-            rejections
-                .extend((0..batch.len() as u32).map(|i| (i, Status::error(e.message.clone()))));
+            let status = Arc::new(Status::error(e.message));
+            rejections.extend((0..batch.len() as u32).map(|i| (i, status.clone())));
         }
-        let mut rejected = vec![false; candidates.len()];
+        rejected.clear();
+        rejected.resize(candidates.len(), false);
         for (index, status) in rejections.drain(..) {
             let Some(&pos) = candidates.get(index as usize) else {
                 continue; // a plugin naming a node it was not asked about
             };
-            if status.code == Code::Success || status.code == Code::Skip {
+            if status.code == Code::Success {
                 continue;
             }
-            if status.code == Code::Error && *ignorable {
+            // Only prepare may skip; a Skip from filter is a plugin error.
+            let status = if status.code == Code::Skip {
+                Arc::new(Status::error("filter returned Skip"))
+            } else {
+                status
+            };
+            if status.code == Code::Error && a.ignorable {
                 if let Verdict::Feasible { ignored } = &mut verdicts[pos] {
-                    ignored.push(format!("plugin {name}: {}", status.reasons.join(", ")));
+                    ignored.push(format!("plugin {}: {}", a.name, status.reasons.join(", ")));
                 }
                 continue;
             }
-            let new = NodeStatus::from_plugin(name, status);
+            let new = NodeStatus {
+                plugin: Some(a.name.clone()),
+                status,
+            };
             verdicts[pos] = match std::mem::replace(
                 &mut verdicts[pos],
                 Verdict::Feasible {
                     ignored: Vec::new(),
                 },
             ) {
-                Verdict::Rejected(mut prev) => {
-                    prev.code = more_severe(prev.code, new.code);
-                    prev.reasons.extend(new.reasons);
-                    Verdict::Rejected(prev)
-                }
+                Verdict::Rejected(prev) => Verdict::Rejected(merge(prev, new)),
                 Verdict::Feasible { .. } => Verdict::Rejected(new),
             };
             rejected[index as usize] = true;
@@ -412,6 +437,20 @@ fn evaluate(
         }
     }
     verdicts
+}
+
+/// With `always_check_all_predicates`: the first failing plugin, the most
+/// severe code, and every failing plugin's reasons in order.
+fn merge(prev: NodeStatus, next: NodeStatus) -> NodeStatus {
+    let mut reasons = prev.reasons().to_vec();
+    reasons.extend(next.reasons().iter().cloned());
+    NodeStatus {
+        plugin: prev.plugin.clone(),
+        status: Arc::new(Status {
+            code: more_severe(prev.code(), next.code()),
+            reasons,
+        }),
+    }
 }
 
 fn more_severe(a: Code, b: Code) -> Code {

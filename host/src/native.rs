@@ -6,6 +6,7 @@ use crate::plugin::{BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcom
 use sift_sdk::native::{DynPredicate, NativePlugin, PodState};
 use sift_sdk::{Prepare, Status};
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
 
 /// The built-in predicates, in kube-scheduler's default filter order.
 pub fn builtin() -> Vec<NativePlugin> {
@@ -80,7 +81,7 @@ impl BatchFilter for NativeBatch<'_> {
     fn filter(
         &self,
         slots: &[u32],
-        rejections: &mut Vec<(u32, Status)>,
+        rejections: &mut Vec<(u32, Arc<Status>)>,
     ) -> Result<(), PluginError> {
         let Some(state) = &self.state else {
             return Err(self
@@ -88,6 +89,7 @@ impl BatchFilter for NativeBatch<'_> {
                 .error("filter called after prepare did not proceed"));
         };
         let snapshot = &self.cycle.snapshot;
+        let mut last: Option<Arc<Status>> = None;
         for (i, slot) in slots.iter().enumerate() {
             let node = snapshot.node(*slot);
             let status = catch_unwind(AssertUnwindSafe(|| {
@@ -98,7 +100,13 @@ impl BatchFilter for NativeBatch<'_> {
                     .error(format!("panicked filtering node {}", node.name))
             })?;
             if !status.is_success() {
-                rejections.push((i as u32, status));
+                // Consecutive nodes usually fail for the same reason: share it.
+                let shared = match last.take() {
+                    Some(prev) if *prev == status => prev,
+                    _ => Arc::new(status),
+                };
+                last = Some(shared.clone());
+                rejections.push((i as u32, shared));
             }
         }
         Ok(())

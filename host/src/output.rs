@@ -26,25 +26,28 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
     }
     if !o.feasible_nodes.is_empty() {
         let shown = cap(o.feasible_nodes.len());
-        let _ = write!(s, "feasible: {}", o.feasible_nodes[..shown].join(", "));
+        let names: Vec<&str> = o.feasible_nodes[..shown].iter().map(|n| &**n).collect();
+        let _ = write!(s, "feasible: {}", names.join(", "));
         if shown < o.feasible_nodes.len() {
             let _ = write!(s, ", ... ({} more)", o.feasible_nodes.len() - shown);
         }
         s.push('\n');
     }
     if !o.statuses.is_empty() {
-        let rows: Vec<(&String, &crate::diagnosis::NodeStatus)> =
-            o.statuses.iter().take(cap(o.statuses.len())).collect();
+        let mut rows: Vec<(&str, &crate::diagnosis::NodeStatus)> =
+            o.statuses.iter().map(|(n, st)| (&**n, st)).collect();
+        rows.sort_by(|a, b| a.0.cmp(b.0));
+        rows.truncate(cap(rows.len()));
         let w_node = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
         let w_code = rows
             .iter()
-            .map(|(_, st)| st.code.as_str().len())
+            .map(|(_, st)| st.code().as_str().len())
             .max()
             .unwrap_or(4)
             .max(4);
         let w_plugin = rows
             .iter()
-            .map(|(_, st)| st.plugin.as_deref().unwrap_or("-").len())
+            .map(|(_, st)| st.plugin().unwrap_or("-").len())
             .max()
             .unwrap_or(6)
             .max(6);
@@ -58,9 +61,9 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
                 s,
                 "{:w_node$}  {:w_code$}  {:w_plugin$}  {}",
                 node,
-                st.code.as_str(),
-                st.plugin.as_deref().unwrap_or("-"),
-                st.reasons.join("; ")
+                st.code().as_str(),
+                st.plugin().unwrap_or("-"),
+                st.reasons().join("; ")
             );
         }
         if rows.len() < o.statuses.len() {

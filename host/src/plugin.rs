@@ -63,8 +63,11 @@ pub struct Prepared<'a> {
 pub trait BatchFilter: Send + Sync {
     /// Checks the nodes at `slots`; appends `(index into slots, status)`
     /// for each node that did not pass.
-    fn filter(&self, slots: &[u32], rejections: &mut Vec<(u32, Status)>)
-    -> Result<(), PluginError>;
+    fn filter(
+        &self,
+        slots: &[u32],
+        rejections: &mut Vec<(u32, Arc<Status>)>,
+    ) -> Result<(), PluginError>;
 }
 
 /// A loaded, configured filter plugin.

@@ -7,6 +7,7 @@ use crate::kube;
 use anyhow::{Result, bail};
 use sift_sdk::Node;
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
@@ -18,6 +19,8 @@ pub struct Snapshot {
     generation: u64,
     /// Nodes by slot; a slot is the node's index in the instance tables.
     nodes: Vec<Node>,
+    /// Node names by slot, shared into cycle outcomes without copying.
+    names: Vec<Arc<str>>,
     /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
     order: Vec<u32>,
     by_name: HashMap<String, u32>,
@@ -80,6 +83,7 @@ impl Snapshot {
         Snapshot {
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
             order: node_tree_order(zones),
+            names: nodes.iter().map(|n| Arc::from(n.name.as_str())).collect(),
             nodes,
             by_name,
         }
@@ -106,6 +110,10 @@ impl Snapshot {
         &self.nodes[slot as usize]
     }
 
+    pub fn name(&self, slot: u32) -> &Arc<str> {
+        &self.names[slot as usize]
+    }
+
     /// Slots in the order kube-scheduler lists nodes.
     pub fn order(&self) -> &[u32] {
         &self.order
@@ -116,21 +124,22 @@ impl Snapshot {
     }
 }
 
-/// kube-scheduler's zone key: region and zone labels (current or beta).
+/// kube-scheduler's zone key (`utilnode.GetZoneKey`): the deprecated beta
+/// labels win when present (even empty), else the topology labels.
 fn zone_key(node: &Node) -> String {
-    let get = |a: &str, b: &str| {
+    let get = |beta: &str, ga: &str| {
         node.labels
-            .get(a)
-            .or_else(|| node.labels.get(b))
+            .get(beta)
+            .or_else(|| node.labels.get(ga))
             .unwrap_or("")
     };
-    let region = get(
-        "topology.kubernetes.io/region",
-        "failure-domain.beta.kubernetes.io/region",
-    );
     let zone = get(
-        "topology.kubernetes.io/zone",
         "failure-domain.beta.kubernetes.io/zone",
+        "topology.kubernetes.io/zone",
+    );
+    let region = get(
+        "failure-domain.beta.kubernetes.io/region",
+        "topology.kubernetes.io/region",
     );
     if region.is_empty() && zone.is_empty() {
         String::new()

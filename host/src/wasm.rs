@@ -326,7 +326,7 @@ impl BatchFilter for WasmBatch<'_> {
     fn filter(
         &self,
         slots: &[u32],
-        rejections: &mut Vec<(u32, Status)>,
+        rejections: &mut Vec<(u32, Arc<Status>)>,
     ) -> Result<(), PluginError> {
         self.plugin.with_instance(|p, i| {
             if i.prepared_cycle != Some(self.cycle.id)
@@ -342,15 +342,25 @@ impl BatchFilter for WasmBatch<'_> {
                 .sift_predicate_predicate()
                 .call_filter(&mut i.store, slots)
                 .map_err(|e| p.call_error("filter", &i.store, e))?;
-            for r in got {
-                if r.index as usize >= slots.len() {
+            let statuses: Vec<Arc<Status>> = got
+                .statuses
+                .into_iter()
+                .map(|s| Arc::new(status_from_wire(s)))
+                .collect();
+            for (index, status) in got.rejections {
+                let Some(status) = statuses.get(status as usize) else {
                     return Err(p.error(format!(
-                        "filter answered for node index {} of a batch of {}",
-                        r.index,
+                        "filter answered status #{status} of {}",
+                        statuses.len()
+                    )));
+                };
+                if index as usize >= slots.len() {
+                    return Err(p.error(format!(
+                        "filter answered for node index {index} of a batch of {}",
                         slots.len()
                     )));
                 }
-                rejections.push((r.index, status_from_wire(r.status)));
+                rejections.push((index, status.clone()));
             }
             Ok(())
         })

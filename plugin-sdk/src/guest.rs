@@ -115,31 +115,42 @@ impl<P: Predicate> State<P> {
         }
     }
 
-    pub fn filter(&self, slots: &[u32]) -> Vec<wit::Rejection> {
-        let mut out = Vec::new();
-        let (Some(plugin), Some((pod, state))) = (&self.plugin, &self.pod) else {
-            return slots
-                .iter()
-                .enumerate()
-                .map(|(i, _)| wit::Rejection {
-                    index: i as u32,
-                    status: status_to_wire(Status::error("filter called without a prepared pod")),
-                })
-                .collect();
-        };
-        for (i, slot) in slots.iter().enumerate() {
-            let status = match self.nodes.get(*slot as usize) {
-                Some(Some(node)) => plugin.filter(pod, state, node),
-                _ => Status::error(format!("node slot {slot} was never synced")),
+    pub fn filter(&self, slots: &[u32]) -> wit::Verdicts {
+        let mut statuses: Vec<Status> = Vec::new();
+        let mut rejections = Vec::new();
+        let mut reject = |i: usize, status: Status| {
+            // Batches share few distinct statuses: a short scan finds them.
+            let id = match statuses.iter().rposition(|s| *s == status) {
+                Some(id) => id,
+                None => {
+                    statuses.push(status);
+                    statuses.len() - 1
+                }
             };
-            if status.code != Code::Success {
-                out.push(wit::Rejection {
-                    index: i as u32,
-                    status: status_to_wire(status),
-                });
+            rejections.push((i as u32, id as u32));
+        };
+        match (&self.plugin, &self.pod) {
+            (Some(plugin), Some((pod, state))) => {
+                for (i, slot) in slots.iter().enumerate() {
+                    let status = match self.nodes.get(*slot as usize) {
+                        Some(Some(node)) => plugin.filter(pod, state, node),
+                        _ => Status::error(format!("node slot {slot} was never synced")),
+                    };
+                    if status.code != Code::Success {
+                        reject(i, status);
+                    }
+                }
+            }
+            _ => {
+                for i in 0..slots.len() {
+                    reject(i, Status::error("filter called without a prepared pod"));
+                }
             }
         }
-        out
+        wit::Verdicts {
+            statuses: statuses.into_iter().map(status_to_wire).collect(),
+            rejections,
+        }
     }
 }
 

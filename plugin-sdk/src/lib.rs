@@ -156,7 +156,7 @@ macro_rules! export_predicate {
                 fn prepare(pod: $crate::guest::wit::Pod) -> $crate::guest::wit::PrepareResult {
                     SIFT_STATE.with(|s| s.borrow_mut().prepare(pod))
                 }
-                fn filter(slots: ::std::vec::Vec<u32>) -> ::std::vec::Vec<$crate::guest::wit::Rejection> {
+                fn filter(slots: ::std::vec::Vec<u32>) -> $crate::guest::wit::Verdicts {
                     SIFT_STATE.with(|s| s.borrow().filter(&slots))
                 }
             }

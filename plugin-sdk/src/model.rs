@@ -4,14 +4,16 @@
 
 use crate::resources::Resources;
 
-/// Labels sorted by key, so lookups are a binary search.
+/// Labels sorted by key length, then key, so that a lookup is a binary
+/// search whose comparisons mostly stop at the length (label keys share
+/// long prefixes such as `topology.kubernetes.io/`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Labels(Vec<(String, String)>);
 
 impl Labels {
     /// Builds from pairs in any order; a later duplicate key wins.
     pub fn new(mut pairs: Vec<(String, String)>) -> Self {
-        pairs.sort_by(|a, b| a.0.cmp(&b.0));
+        pairs.sort_by(|a, b| key_order(&a.0, &b.0));
         pairs.dedup_by(|later, earlier| {
             if later.0 == earlier.0 {
                 std::mem::swap(later, earlier);
@@ -25,7 +27,7 @@ impl Labels {
 
     pub fn get(&self, key: &str) -> Option<&str> {
         self.0
-            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .binary_search_by(|(k, _)| key_order(k, key))
             .ok()
             .map(|i| self.0[i].1.as_str())
     }
@@ -49,6 +51,10 @@ impl Labels {
     pub fn into_pairs(self) -> Vec<(String, String)> {
         self.0
     }
+}
+
+fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
+    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Labels {

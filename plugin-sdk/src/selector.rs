@@ -112,9 +112,15 @@ fn parse_label_requirement(r: &SelectorRequirement) -> Result<Requirement, Strin
             let [v] = r.values.as_slice() else {
                 return Err(format!("{} needs exactly one value", r.operator));
             };
+            // Parsed as an integer and, like every value, a valid label value
+            // (so "-5" or "+5" make the term invalid, as upstream).
             let n: i64 = v
                 .parse()
-                .map_err(|_| format!("{} value {v:?} is not an integer", r.operator))?;
+                .ok()
+                .filter(|_| is_label_value(v))
+                .ok_or_else(|| {
+                    format!("{} value {v:?} is not an integer label value", r.operator)
+                })?;
             if r.operator == "Gt" {
                 Op::Gt(n)
             } else {
@@ -298,6 +304,10 @@ mod tests {
             "invalid Gt value ignores the term"
         );
         assert!(!m(req("zone", "In", &[])), "In needs values");
+        assert!(
+            !m(req("gen", "Gt", &["-5"])),
+            "Gt values must be label values too"
+        );
     }
 
     #[test]

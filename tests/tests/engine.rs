@@ -145,7 +145,9 @@ fn early_stop_evaluates_only_what_is_needed() {
             false,
         );
         let o = e.find_nodes_that_fit(&snap, pod());
-        // n0 is rejected (0 is divisible by anything), so 421 nodes are checked.
+        // n0 is rejected (0 is divisible by anything); n1..n420 are the 420
+        // feasible nodes; n421, one feasible node too many, stops the search
+        // and is dropped, as in kube-scheduler.
         assert_eq!(o.num_feasible_nodes_to_find, 420);
         assert_eq!(o.feasible_nodes.len(), 420, "parallelism {parallelism}");
         assert_eq!(o.nodes_evaluated, 421, "parallelism {parallelism}");
@@ -165,23 +167,23 @@ fn round_robin_continues_where_the_last_cycle_stopped() {
     );
     let first = e.find_nodes_that_fit(&snap, pod());
     // percentage 10 of 1000 = 100 feasible; 2 of every 3 nodes pass, so
-    // n0..n149 are checked (50 rejected) and n149 is the 100th feasible.
+    // n149 is the 100th feasible node; n150 is still checked (rejected,
+    // counted) and n151, feasible, stops the search uncounted.
     assert_eq!(first.feasible_nodes.len(), 100);
-    assert_eq!(first.nodes_evaluated, 150);
-    assert_eq!(first.next_start_node_index, 150);
-    assert_eq!(first.feasible_nodes[0], "n1");
-    assert_eq!(first.feasible_nodes[99], "n149");
+    assert_eq!(&*first.feasible_nodes[0], "n1");
+    assert_eq!(&*first.feasible_nodes[99], "n149");
+    assert!(first.status("n150").is_some());
+    assert_eq!(first.nodes_evaluated, 151);
+    assert_eq!(first.next_start_node_index, 151);
     let second = e.find_nodes_that_fit(&snap, pod());
-    // Starts at n150 (rejected: divisible by 3), so n151 is its first feasible node.
-    assert!(
-        second.statuses.contains_key("n150"),
+    assert_eq!(
+        &*second.feasible_nodes[0], "n151",
         "starts where the first stopped"
     );
-    assert!(!second.statuses.contains_key("n0"));
-    assert_eq!(second.feasible_nodes[0], "n151");
+    assert!(second.status("n0").is_none());
     assert_eq!(
         second.next_start_node_index,
-        (150 + second.nodes_evaluated) % 1000
+        (151 + second.nodes_evaluated) % 1000
     );
     // Wraps around modulo the number of nodes.
     let mut last = second;
@@ -225,23 +227,19 @@ fn short_circuit_versus_always_check_all_predicates() {
     };
     let mut short = engine(plugins(), 100, 2, false);
     let o = short.find_nodes_that_fit(&snap, pod());
-    let n0 = &o.statuses["n0"];
-    assert_eq!(n0.plugin.as_deref(), Some("RejectEvery"));
-    assert_eq!(n0.reasons, vec!["divisible by 2"]);
-    assert_eq!(n0.code, Code::Unschedulable);
-    assert_eq!(o.statuses["n1"].plugin.as_deref(), Some("RejectAll"));
+    let n0 = o.status("n0").unwrap();
+    assert_eq!(n0.plugin(), Some("RejectEvery"));
+    assert_eq!(n0.reasons(), ["divisible by 2"]);
+    assert_eq!(n0.code(), Code::Unschedulable);
+    assert_eq!(o.status("n1").unwrap().plugin(), Some("RejectAll"));
 
     let mut all = engine(plugins(), 100, 2, true);
     let o = all.find_nodes_that_fit(&snap, pod());
-    let n0 = &o.statuses["n0"];
+    let n0 = o.status("n0").unwrap();
+    assert_eq!(n0.plugin(), Some("RejectEvery"), "first failing plugin");
+    assert_eq!(n0.reasons(), ["divisible by 2", "rejected by RejectAll"]);
     assert_eq!(
-        n0.plugin.as_deref(),
-        Some("RejectEvery"),
-        "first failing plugin"
-    );
-    assert_eq!(n0.reasons, vec!["divisible by 2", "rejected by RejectAll"]);
-    assert_eq!(
-        n0.code,
+        n0.code(),
         Code::UnschedulableAndUnresolvable,
         "most severe code"
     );
@@ -289,16 +287,19 @@ fn an_error_aborts_the_cycle_and_is_not_a_rejection() {
     let snap = snapshot(6);
     let mut e = engine(vec![plugin::<FailsOnN3>("{}", false)], 100, 2, false);
     let o = e.find_nodes_that_fit(&snap, pod());
-    let err = o.error.expect("the cycle fails");
+    let err = o.error.clone().expect("the cycle fails");
     assert!(
         err.contains("FailsOnN3") && err.contains("backend unavailable"),
         "{err}"
     );
     assert!(o.feasible_nodes.is_empty(), "a failed cycle places nothing");
     assert!(o.message.is_none(), "an Error is not a FitError");
-    assert_eq!(o.statuses["n3"].code, Code::Error);
-    // Nodes after the failing one were not committed.
-    assert!(!o.statuses.contains_key("n4"));
+    assert_eq!(o.status("n3").unwrap().code(), Code::Error);
+    // Nodes after the failing one were not committed; the failing node is
+    // reported but, as upstream, not counted as processed.
+    assert!(o.status("n4").is_none());
+    assert_eq!(o.nodes_evaluated, 3);
+    assert_eq!(o.next_start_node_index, 3);
 }
 
 #[test]

@@ -195,14 +195,14 @@ fn a_trap_is_an_error_naming_the_plugin_and_the_instance_is_replaced() {
     let two = snapshot(2);
     assert!(engine.find_nodes_that_fit(&one, pod()).error.is_none());
     let failed = engine.find_nodes_that_fit(&two, pod());
-    let err = failed.error.expect("slot 1 traps");
+    let err = failed.error.clone().expect("slot 1 traps");
     assert!(err.contains("Trapper") && err.contains("trapped"), "{err}");
     // A trap fails the whole batch call: its nodes get Error statuses.
     assert!(
         failed
             .statuses
-            .values()
-            .any(|s| s.code == sift_sdk::Code::Error),
+            .iter()
+            .any(|(_, s)| s.code() == sift_sdk::Code::Error),
         "{:?}",
         failed.statuses
     );
@@ -210,7 +210,8 @@ fn a_trap_is_an_error_naming_the_plugin_and_the_instance_is_replaced() {
     // The host carries on with a fresh instance.
     let again = engine.find_nodes_that_fit(&one, pod());
     assert!(again.error.is_none(), "{:?}", again.error);
-    assert_eq!(again.feasible_nodes, vec!["n0"]);
+    assert_eq!(again.feasible_nodes.len(), 1);
+    assert_eq!(&*again.feasible_nodes[0], "n0");
 }
 
 #[test]
