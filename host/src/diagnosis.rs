@@ -26,7 +26,7 @@ impl NodeStatus {
         self.status.code
     }
 
-    pub fn reasons(&self) -> &[String] {
+    pub fn reasons(&self) -> &[std::borrow::Cow<'static, str>] {
         &self.status.reasons
     }
 
@@ -36,7 +36,7 @@ impl NodeStatus {
 
     /// kube-scheduler's `Status.Message()`: the reasons joined by ", ".
     pub fn message(&self) -> String {
-        self.status.reasons.join(", ")
+        self.status.message()
     }
 }
 
@@ -112,7 +112,7 @@ mod tests {
     fn status(reasons: &[&str]) -> NodeStatus {
         NodeStatus::new(
             Some("P"),
-            Status::new(Code::Unschedulable, reasons.iter().copied()),
+            Status::new(Code::Unschedulable, reasons.iter().map(|r| r.to_string())),
         )
     }
 

@@ -97,12 +97,13 @@ pub struct Engine {
     plugins: Vec<ConfiguredPlugin>,
     options: EngineOptions,
     pool: rayon::ThreadPool,
+    cores: usize,
     next_start_node_index: usize,
 }
 
 /// Nodes evaluated per task below which splitting work costs more than it
-/// saves.
-const MIN_CHUNK: usize = 32;
+/// saves (each task needs its own plugin instances, prepared for the pod).
+const MIN_CHUNK: usize = 64;
 
 impl Engine {
     pub fn new(plugins: Vec<ConfiguredPlugin>, options: EngineOptions) -> Result<Engine> {
@@ -115,6 +116,7 @@ impl Engine {
             plugins,
             options,
             pool,
+            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             next_start_node_index: 0,
         })
     }
@@ -304,7 +306,9 @@ impl Engine {
         }
         let start = self.next_start_node_index;
         let mut next = 0; // position in round-robin order
-        let parallelism = self.options.parallelism.max(1);
+        // More tasks than cores only adds instances to prepare: split a wave
+        // over at most min(parallelism, cores) tasks.
+        let parallelism = self.options.parallelism.max(1).min(self.cores);
         // As kube-scheduler with one worker: once the target is reached, the
         // search goes on until one more feasible node is found, which stops
         // it and is dropped; rejections met on the way are kept and counted.

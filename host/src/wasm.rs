@@ -376,7 +376,7 @@ fn status_from_wire(s: wire::Status) -> Status {
             wire::Code::UnschedulableAndUnresolvable => Code::UnschedulableAndUnresolvable,
             wire::Code::Skip => Code::Skip,
         },
-        reasons: s.reasons,
+        reasons: s.reasons.into_iter().map(std::borrow::Cow::Owned).collect(),
     }
 }
 

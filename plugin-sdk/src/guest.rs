@@ -163,7 +163,7 @@ fn status_to_wire(s: Status) -> wit::Status {
             Code::UnschedulableAndUnresolvable => wit::Code::UnschedulableAndUnresolvable,
             Code::Skip => wit::Code::Skip,
         },
-        reasons: s.reasons,
+        reasons: s.reasons.into_iter().map(|r| r.into_owned()).collect(),
     }
 }
 

@@ -1,4 +1,10 @@
 //! Verdicts, with kube-scheduler's codes.
+//!
+//! Reasons are `Cow<'static, str>`: the usual constant reason ("Too many
+//! pods") costs no allocation, which matters when thousands of nodes are
+//! rejected per cycle.
+
+use std::borrow::Cow;
 
 /// kube-scheduler's `framework.Code`, reduced to what filters return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -39,7 +45,7 @@ impl Code {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Status {
     pub code: Code,
-    pub reasons: Vec<String>,
+    pub reasons: Vec<Cow<'static, str>>,
 }
 
 impl Status {
@@ -50,7 +56,10 @@ impl Status {
         }
     }
 
-    pub fn new(code: Code, reasons: impl IntoIterator<Item = impl Into<String>>) -> Status {
+    pub fn new(
+        code: Code,
+        reasons: impl IntoIterator<Item = impl Into<Cow<'static, str>>>,
+    ) -> Status {
         Status {
             code,
             reasons: reasons.into_iter().map(Into::into).collect(),
@@ -58,22 +67,27 @@ impl Status {
     }
 
     /// The node does not fit now (preemption might help).
-    pub fn unschedulable(reason: impl Into<String>) -> Status {
+    pub fn unschedulable(reason: impl Into<Cow<'static, str>>) -> Status {
         Status::new(Code::Unschedulable, [reason])
     }
 
     /// The node does not fit and preemption would not help.
-    pub fn unresolvable(reason: impl Into<String>) -> Status {
+    pub fn unresolvable(reason: impl Into<Cow<'static, str>>) -> Status {
         Status::new(Code::UnschedulableAndUnresolvable, [reason])
     }
 
     /// The plugin failed; the message says why.
-    pub fn error(message: impl Into<String>) -> Status {
+    pub fn error(message: impl Into<Cow<'static, str>>) -> Status {
         Status::new(Code::Error, [message])
     }
 
     pub fn is_success(&self) -> bool {
         self.code == Code::Success
+    }
+
+    /// kube-scheduler's `Status.Message()`: the reasons joined by ", ".
+    pub fn message(&self) -> String {
+        self.reasons.join(", ")
     }
 }
 

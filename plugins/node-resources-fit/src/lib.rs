@@ -8,6 +8,7 @@
 use serde::Deserialize;
 use sift_sdk::resources::is_extended_resource_name;
 use sift_sdk::{Args, Code, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 pub struct NodeResourcesFit {
@@ -31,7 +32,7 @@ struct FitArgs {
 /// One resource the node lacks.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InsufficientResource {
-    pub reason: String,
+    pub reason: Cow<'static, str>,
     /// More than the node's whole allocatable.
     pub unresolvable: bool,
 }
@@ -76,7 +77,7 @@ impl NodeResourcesFit {
         let used = &node.requested;
         if i64::from(node.pod_count) + 1 > alloc.allowed_pod_number {
             out.push(InsufficientResource {
-                reason: "Too many pods".into(),
+                reason: Cow::Borrowed("Too many pods"),
                 unresolvable: false,
             });
         }
@@ -84,18 +85,23 @@ impl NodeResourcesFit {
         if req.is_empty_request() {
             return out;
         }
-        let mut check = |name: &str, want: i64, allocatable: i64, requested: i64| {
+        let mut check = |reason: &'static str, want: i64, allocatable: i64, requested: i64| {
             if want > 0 && want > allocatable.saturating_sub(requested) {
                 out.push(InsufficientResource {
-                    reason: format!("Insufficient {name}"),
+                    reason: Cow::Borrowed(reason),
                     unresolvable: want > allocatable,
                 });
             }
         };
-        check("cpu", req.milli_cpu, alloc.milli_cpu, used.milli_cpu);
-        check("memory", req.memory, alloc.memory, used.memory);
         check(
-            "ephemeral-storage",
+            "Insufficient cpu",
+            req.milli_cpu,
+            alloc.milli_cpu,
+            used.milli_cpu,
+        );
+        check("Insufficient memory", req.memory, alloc.memory, used.memory);
+        check(
+            "Insufficient ephemeral-storage",
             req.ephemeral_storage,
             alloc.ephemeral_storage,
             used.ephemeral_storage,
@@ -107,7 +113,7 @@ impl NodeResourcesFit {
             let allocatable = alloc.scalar(name);
             if *want > allocatable.saturating_sub(used.scalar(name)) {
                 out.push(InsufficientResource {
-                    reason: format!("Insufficient {name}"),
+                    reason: Cow::Owned(format!("Insufficient {name}")),
                     unresolvable: *want > allocatable,
                 });
             }
