@@ -38,6 +38,14 @@ pub struct BenchArgs {
     /// Skip the Wasm runs (native baseline only).
     #[arg(long)]
     pub native_only: bool,
+    /// Instead, write the synthetic cluster of the first --nodes size as a
+    /// `kubectl get nodes,pods -A -o json` style List to this file.
+    #[arg(long, value_name = "FILE")]
+    pub write_cluster: Option<PathBuf>,
+    /// Instead, measure the contract designs: per node, one batched call
+    /// over a synced node table versus one call carrying the node record.
+    #[arg(long)]
+    pub contract: bool,
 }
 
 /// SplitMix64: a tiny deterministic generator, so every run benchmarks the
@@ -251,6 +259,14 @@ fn measure(
 }
 
 pub fn run(a: BenchArgs) -> Result<()> {
+    if let Some(path) = &a.write_cluster {
+        let n = a.nodes.first().copied().unwrap_or(5000);
+        let list = kubectl_list(&synthetic_nodes(n));
+        std::fs::write(path, serde_json::to_vec(&list)?)
+            .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+        println!("wrote {n} nodes and their pods to {}", path.display());
+        return Ok(());
+    }
     let config = Config::default();
     let native = Catalog::native(&config)?;
     let wasm = if a.native_only {
@@ -268,6 +284,12 @@ pub fn run(a: BenchArgs) -> Result<()> {
         )?);
         Some(Catalog::load_wasm(&runtime, Some(&dir), &[], &config)?)
     };
+    if a.contract {
+        let catalog = wasm
+            .as_ref()
+            .ok_or_else(|| anyhow!("--contract needs the Wasm plugins"))?;
+        return contract(catalog, &a.nodes);
+    }
     let filters = config.filter_plugins();
     let pods = synthetic_pods(a.pods);
     let budget = Duration::from_secs_f64(a.seconds);
@@ -319,4 +341,100 @@ pub fn run(a: BenchArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Per-node cost of each plugin under the two contract designs.
+fn contract(catalog: &Catalog, sizes: &[usize]) -> Result<()> {
+    // A pod every plugin has work for: affinity, toleration, host port, requests.
+    let mut pod = synthetic_pods(60).into_iter().nth(55).unwrap_or_default();
+    pod.tolerations = synthetic_pods(75)
+        .into_iter()
+        .nth(72)
+        .map(|p| p.tolerations)
+        .unwrap_or_default();
+    pod.host_ports = synthetic_pods(85)
+        .into_iter()
+        .nth(82)
+        .map(|p| p.host_ports)
+        .unwrap_or_default();
+    println!(
+        "{:>7} {:18} {:>16} {:>20} {:>7}",
+        "nodes", "plugin", "batched ns/node", "record/call ns/node", "ratio"
+    );
+    for &n in sizes {
+        let snapshot = Arc::new(Snapshot::from_nodes(synthetic_nodes(n))?);
+        for p in catalog.wasm_plugins() {
+            let c = p
+                .measure_contract(&snapshot, pod.clone())
+                .map_err(|e| anyhow!("{e}"))?;
+            println!(
+                "{n:>7} {:18} {:>16.0} {:>20.0} {:>7.1}",
+                p.identity().name,
+                c.batched_ns_per_node,
+                c.record_per_call_ns_per_node,
+                c.record_per_call_ns_per_node / c.batched_ns_per_node
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The synthetic cluster as kubectl prints it: Nodes, and for each node its
+/// bound pods (the node's usage split evenly over them).
+pub fn kubectl_list(nodes: &[Node]) -> serde_json::Value {
+    use serde_json::json;
+    let mut items = Vec::new();
+    for n in nodes {
+        let labels: serde_json::Map<String, serde_json::Value> = n
+            .labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), json!(v)))
+            .collect();
+        let mut allocatable = json!({
+            "cpu": format!("{}m", n.allocatable.milli_cpu),
+            "memory": n.allocatable.memory.to_string(),
+            "ephemeral-storage": n.allocatable.ephemeral_storage.to_string(),
+            "pods": n.allocatable.allowed_pod_number.to_string(),
+        });
+        for (name, amount) in &n.allocatable.scalar {
+            allocatable[name] = json!(amount.to_string());
+        }
+        let taints: Vec<_> = n
+            .taints
+            .iter()
+            .map(|t| json!({"key": t.key, "value": t.value, "effect": t.effect}))
+            .collect();
+        items.push(json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": n.name, "labels": labels},
+            "spec": {"taints": taints, "unschedulable": n.unschedulable},
+            "status": {"capacity": allocatable, "allocatable": allocatable},
+        }));
+        let count = i64::from(n.pod_count.max(1));
+        for k in 0..count {
+            let share = |total: i64| total / count + if k == 0 { total % count } else { 0 };
+            let ports: Vec<_> = if k == 0 {
+                n.used_ports
+                    .iter()
+                    .map(|p| json!({"containerPort": p.port, "hostPort": p.port, "protocol": p.protocol}))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            items.push(json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": format!("{}-pod-{k}", n.name), "namespace": "default"},
+                "spec": {"nodeName": n.name, "containers": [{
+                    "name": "app", "image": "registry.example/app:1",
+                    "ports": ports,
+                    "resources": {"requests": {
+                        "cpu": format!("{}m", share(n.requested.milli_cpu)),
+                        "memory": share(n.requested.memory).to_string(),
+                    }},
+                }]},
+                "status": {"phase": "Running"},
+            }));
+        }
+    }
+    json!({"apiVersion": "v1", "kind": "List", "items": items})
 }

@@ -521,3 +521,58 @@ fn pod_to_wire(p: &sift_sdk::Pod) -> wire::Pod {
         requests: resources_to_wire(&p.requests),
     }
 }
+
+/// Per-node cost of the two contract designs considered (ARCHITECTURE.md),
+/// measured on a loaded plugin.
+#[derive(Clone, Copy, Debug)]
+pub struct ContractCosts {
+    /// Node table synced once; one `filter` call over all nodes.
+    pub batched_ns_per_node: f64,
+    /// One call per node carrying the full node record (emulated as
+    /// `sync-nodes` with that node, then `filter` of its slot).
+    pub record_per_call_ns_per_node: f64,
+}
+
+impl WasmPlugin {
+    /// Measures [`ContractCosts`] for this plugin over `snapshot`'s nodes.
+    pub fn measure_contract(
+        &self,
+        snapshot: &Arc<Snapshot>,
+        pod: sift_sdk::Pod,
+    ) -> Result<ContractCosts, PluginError> {
+        let cycle = Cycle::new(pod, snapshot.clone());
+        let wire_pod = pod_to_wire(&cycle.pod);
+        self.with_instance(|p, i| {
+            p.prepare_on(i, &cycle, &wire_pod)?;
+            let api = i.bindings.sift_predicate_predicate();
+            let slots: Vec<u32> = (0..snapshot.len() as u32).collect();
+            let started = std::time::Instant::now();
+            i.store
+                .set_epoch_deadline(p.runtime.limits().deadline_ticks() * 100);
+            api.call_filter(&mut i.store, &slots)
+                .map_err(|e| p.call_error("filter", &i.store, e))?;
+            let batched = started.elapsed().as_nanos() as f64 / slots.len().max(1) as f64;
+            let fields = NodeFields::ALL;
+            let started = std::time::Instant::now();
+            for (slot, node) in snapshot.nodes().iter().enumerate() {
+                let entry = wire::NodeEntry {
+                    slot: slot as u32,
+                    node: node_to_wire(node, fields),
+                };
+                i.store
+                    .set_epoch_deadline(p.runtime.limits().deadline_ticks());
+                api.call_sync_nodes(&mut i.store, std::slice::from_ref(&entry), &[])
+                    .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+                api.call_filter(&mut i.store, &[slot as u32])
+                    .map_err(|e| p.call_error("filter", &i.store, e))?;
+            }
+            let per_call = started.elapsed().as_nanos() as f64 / snapshot.len().max(1) as f64;
+            // The table now holds every field: resync before normal use.
+            i.synced_generation = None;
+            Ok(ContractCosts {
+                batched_ns_per_node: batched,
+                record_per_call_ns_per_node: per_call,
+            })
+        })
+    }
+}

@@ -185,3 +185,8 @@ pub fn log(level: LogLevel, message: &str) {
         eprintln!("[{level:?}] {message}");
     }
 }
+
+/// The README's plugin example, compiled as a doctest so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeExample;
