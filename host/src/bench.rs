@@ -36,8 +36,11 @@ pub struct BenchArgs {
     #[arg(long = "plugins", value_name = "DIR")]
     pub plugins_dir: Option<PathBuf>,
     /// Skip the Wasm runs (native baseline only).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "wasm_only")]
     pub native_only: bool,
+    /// Skip the native runs (for profiling the Wasm path).
+    #[arg(long)]
+    pub wasm_only: bool,
     /// Instead, write the synthetic cluster of the first --nodes size as a
     /// `kubectl get nodes,pods -A -o json` style List to this file.
     #[arg(long, value_name = "FILE")]
@@ -314,8 +317,12 @@ pub fn run(a: BenchArgs) -> Result<()> {
                 parallelism: a.parallelism,
                 always_check_all_predicates: false,
             };
-            let mut native_engine = Engine::new(native.select(&filters)?, options.clone())?;
-            let (native_rate, per_cycle) = measure(&mut native_engine, &snapshot, &pods, budget);
+            let (native_rate, per_cycle) = if a.wasm_only {
+                (f64::NAN, f64::NAN)
+            } else {
+                let mut native_engine = Engine::new(native.select(&filters)?, options.clone())?;
+                measure(&mut native_engine, &snapshot, &pods, budget)
+            };
             let wasm_rate = match &wasm {
                 Some(c) => {
                     let mut e = Engine::new(c.select(&filters)?, options.clone())?;

@@ -189,6 +189,10 @@ impl Runtime {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
+        // SIFT_PERFMAP=1 names JIT code for `perf report` (/tmp/perf-PID.map).
+        if std::env::var_os("SIFT_PERFMAP").is_some() {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)
             .map_err(anyhow::Error::from)
             .context("cannot configure the WebAssembly engine")?;

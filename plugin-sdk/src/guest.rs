@@ -120,7 +120,7 @@ impl<P: Predicate> State<P> {
         let mut rejections = Vec::new();
         let mut reject = |i: usize, status: Status| {
             // Batches share few distinct statuses: a short scan finds them.
-            let id = match statuses.iter().rposition(|s| *s == status) {
+            let id = match statuses.iter().rposition(|s| same_status(s, &status)) {
                 Some(id) => id,
                 None => {
                     statuses.push(status);
@@ -152,6 +152,18 @@ impl<P: Predicate> State<P> {
             rejections,
         }
     }
+}
+
+/// Equality of statuses that compares constant reasons by address first:
+/// string comparison is a byte loop inside WebAssembly.
+fn same_status(a: &Status, b: &Status) -> bool {
+    use std::borrow::Cow;
+    a.code == b.code
+        && a.reasons.len() == b.reasons.len()
+        && a.reasons.iter().zip(&b.reasons).all(|(x, y)| match (x, y) {
+            (Cow::Borrowed(x), Cow::Borrowed(y)) if std::ptr::eq(*x, *y) => true,
+            _ => x == y,
+        })
 }
 
 fn status_to_wire(s: Status) -> wit::Status {

@@ -53,7 +53,8 @@ pub mod native;
 pub mod guest;
 
 pub use model::{
-    HostPort, Labels, Node, NodeFields, Pod, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    HostPort, LabelKey, Labels, Node, NodeFields, Pod, SelectorRequirement, SelectorTerm, Taint,
+    Toleration,
 };
 pub use quantity::Quantity;
 pub use resources::Resources;

@@ -4,32 +4,81 @@
 
 use crate::resources::Resources;
 
-/// Labels sorted by key length, then key, so that a lookup is a binary
-/// search whose comparisons mostly stop at the length (label keys share
-/// long prefixes such as `topology.kubernetes.io/`).
+/// A label key with its hash, computed once (e.g. per pod in `prepare`)
+/// so that looking it up on thousands of nodes compares integers, not
+/// strings: label keys share long prefixes (`topology.kubernetes.io/`), and
+/// string comparison is a byte loop inside WebAssembly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelKey {
+    hash: u64,
+    key: String,
+}
+
+impl LabelKey {
+    pub fn new(key: impl Into<String>) -> LabelKey {
+        let key = key.into();
+        LabelKey {
+            hash: hash_key(&key),
+            key,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.key
+    }
+}
+
+/// A fast, deterministic 64-bit hash of a key, 8 bytes at a time.
+fn hash_key(s: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ s.len() as u64;
+    for chunk in s.as_bytes().chunks(8) {
+        let mut word = [0u8; 8];
+        word[..chunk.len()].copy_from_slice(chunk);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+    h
+}
+
+/// Labels, kept sorted by key hash so a lookup is a binary search over
+/// integers and one final string comparison.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Labels(Vec<(String, String)>);
+pub struct Labels(Vec<(u64, String, String)>);
 
 impl Labels {
     /// Builds from pairs in any order; a later duplicate key wins.
-    pub fn new(mut pairs: Vec<(String, String)>) -> Self {
-        pairs.sort_by(|a, b| key_order(&a.0, &b.0));
-        pairs.dedup_by(|later, earlier| {
-            if later.0 == earlier.0 {
-                std::mem::swap(later, earlier);
-                true
-            } else {
-                false
+    pub fn new(pairs: Vec<(String, String)>) -> Self {
+        let mut entries: Vec<(u64, String, String)> = pairs
+            .into_iter()
+            .map(|(k, v)| (hash_key(&k), k, v))
+            .collect();
+        // Stable sort keeps input order among equal keys; keep the last.
+        entries.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        let mut deduped: Vec<(u64, String, String)> = Vec::with_capacity(entries.len());
+        for e in entries {
+            match deduped.last_mut() {
+                Some(last) if last.0 == e.0 && last.1 == e.1 => *last = e,
+                _ => deduped.push(e),
             }
-        });
-        Labels(pairs)
+        }
+        Labels(deduped)
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.0
-            .binary_search_by(|(k, _)| key_order(k, key))
-            .ok()
-            .map(|i| self.0[i].1.as_str())
+        self.get_key_hashed(hash_key(key), key)
+    }
+
+    /// Lookup with a precomputed key: the hot path for selectors.
+    pub fn get_key(&self, key: &LabelKey) -> Option<&str> {
+        self.get_key_hashed(key.hash, &key.key)
+    }
+
+    fn get_key_hashed(&self, hash: u64, key: &str) -> Option<&str> {
+        let start = self.0.partition_point(|(h, _, _)| *h < hash);
+        self.0[start..]
+            .iter()
+            .take_while(|(h, _, _)| *h == hash)
+            .find(|(_, k, _)| k == key)
+            .map(|(_, _, v)| v.as_str())
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -37,7 +86,7 @@ impl Labels {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+        self.0.iter().map(|(_, k, v)| (k.as_str(), v.as_str()))
     }
 
     pub fn len(&self) -> usize {
@@ -49,12 +98,8 @@ impl Labels {
     }
 
     pub fn into_pairs(self) -> Vec<(String, String)> {
-        self.0
+        self.0.into_iter().map(|(_, k, v)| (k, v)).collect()
     }
-}
-
-fn key_order(a: &str, b: &str) -> std::cmp::Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.cmp(b))
 }
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Labels {
@@ -221,5 +266,24 @@ impl std::ops::BitOr for NodeFields {
     type Output = NodeFields;
     fn bitor(self, rhs: NodeFields) -> NodeFields {
         self.union(rhs)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_lookup_and_last_duplicate_wins() {
+        let l = Labels::new(vec![
+            ("topology.kubernetes.io/zone".into(), "a".into()),
+            ("disk".into(), "ssd".into()),
+            ("topology.kubernetes.io/zone".into(), "b".into()),
+        ]);
+        assert_eq!(l.len(), 2);
+        assert_eq!(l.get("topology.kubernetes.io/zone"), Some("b"));
+        assert_eq!(l.get_key(&LabelKey::new("disk")), Some("ssd"));
+        assert_eq!(l.get("topology.kubernetes.io/region"), None);
+        assert_eq!(l.get(""), None);
     }
 }

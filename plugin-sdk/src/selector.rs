@@ -4,7 +4,7 @@
 //! (unknown operator, wrong number of values, Gt/Lt on a non-integer) is
 //! ignored, and an empty term matches nothing.
 
-use crate::model::{Labels, Node, Pod, SelectorRequirement, SelectorTerm};
+use crate::model::{LabelKey, Labels, Node, Pod, SelectorRequirement, SelectorTerm};
 
 /// The field `matchFields` may select on.
 pub const OBJECT_NAME_FIELD: &str = "metadata.name";
@@ -21,7 +21,7 @@ enum Op {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Requirement {
-    key: String,
+    key: LabelKey,
     op: Op,
 }
 
@@ -70,10 +70,10 @@ impl Term {
         }
         self.expressions
             .iter()
-            .all(|r| r.matches(labels.get(&r.key)))
+            .all(|r| r.matches(labels.get_key(&r.key)))
             && self.fields.iter().all(|r| {
-                let field =
-                    (r.key == OBJECT_NAME_FIELD && !node_name.is_empty()).then_some(node_name);
+                let field = (r.key.as_str() == OBJECT_NAME_FIELD && !node_name.is_empty())
+                    .then_some(node_name);
                 // Field selectors compare against "" when the field is absent.
                 r.matches(Some(field.unwrap_or("")))
             })
@@ -130,7 +130,7 @@ fn parse_label_requirement(r: &SelectorRequirement) -> Result<Requirement, Strin
         other => return Err(format!("{other:?} is not a valid label selector operator")),
     };
     Ok(Requirement {
-        key: r.key.clone(),
+        key: LabelKey::new(r.key.clone()),
         op,
     })
 }
@@ -153,7 +153,7 @@ fn parse_field_requirement(r: &SelectorRequirement) -> Result<Requirement, Strin
         }
     };
     Ok(Requirement {
-        key: r.key.clone(),
+        key: LabelKey::new(r.key.clone()),
         op,
     })
 }
@@ -193,7 +193,7 @@ impl NodeSelector {
 /// affinity (kube-scheduler's `RequiredNodeAffinity`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RequiredNodeAffinity {
-    node_selector: Vec<(String, String)>,
+    node_selector: Vec<(LabelKey, String)>,
     affinity: Option<NodeSelector>,
 }
 
@@ -203,7 +203,7 @@ impl RequiredNodeAffinity {
             node_selector: pod
                 .node_selector
                 .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .map(|(k, v)| (LabelKey::new(k), v.to_string()))
                 .collect(),
             affinity: pod.required_node_affinity.as_deref().map(NodeSelector::new),
         }
@@ -212,7 +212,7 @@ impl RequiredNodeAffinity {
     pub fn matches(&self, node: &Node) -> bool {
         self.node_selector
             .iter()
-            .all(|(k, v)| node.labels.get(k) == Some(v.as_str()))
+            .all(|(k, v)| node.labels.get_key(k) == Some(v.as_str()))
             && self
                 .affinity
                 .as_ref()
