@@ -4,7 +4,7 @@
 //! (unknown operator, wrong number of values, Gt/Lt on a non-integer) is
 //! ignored, and an empty term matches nothing.
 
-use crate::model::{LabelKey, Labels, Node, Pod, SelectorRequirement, SelectorTerm};
+use crate::model::{LabelKey, Labels, Node, Pod, SelectorRequirement, SelectorTerm, str_eq};
 
 /// The field `matchFields` may select on.
 pub const OBJECT_NAME_FIELD: &str = "metadata.name";
@@ -28,9 +28,9 @@ struct Requirement {
 impl Requirement {
     fn matches(&self, value: Option<&str>) -> bool {
         match (&self.op, value) {
-            (Op::In(vals), Some(v)) => vals.iter().any(|x| x == v),
+            (Op::In(vals), Some(v)) => vals.iter().any(|x| str_eq(x, v)),
             (Op::In(_), None) => false,
-            (Op::NotIn(vals), Some(v)) => !vals.iter().any(|x| x == v),
+            (Op::NotIn(vals), Some(v)) => !vals.iter().any(|x| str_eq(x, v)),
             (Op::NotIn(_), None) => true,
             (Op::Exists, v) => v.is_some(),
             (Op::DoesNotExist, v) => v.is_none(),
@@ -212,7 +212,7 @@ impl RequiredNodeAffinity {
     pub fn matches(&self, node: &Node) -> bool {
         self.node_selector
             .iter()
-            .all(|(k, v)| node.labels.get_key(k) == Some(v.as_str()))
+            .all(|(k, v)| node.labels.get_key(k).is_some_and(|nv| str_eq(nv, v)))
             && self
                 .affinity
                 .as_ref()

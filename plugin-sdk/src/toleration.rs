@@ -1,6 +1,6 @@
 //! Taints and tolerations as `v1.Toleration.ToleratesTaint` defines them.
 
-use crate::model::{Taint, Toleration};
+use crate::model::{Taint, Toleration, str_eq};
 
 /// The taint kube-scheduler puts on cordoned nodes.
 pub const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
@@ -9,14 +9,14 @@ pub const TAINT_NODE_UNSCHEDULABLE: &str = "node.kubernetes.io/unschedulable";
 /// matches any value, `Equal` (or empty) needs the same value; any other
 /// operator tolerates nothing.
 pub fn tolerates(toleration: &Toleration, taint: &Taint) -> bool {
-    if !toleration.effect.is_empty() && toleration.effect != taint.effect {
+    if !toleration.effect.is_empty() && !str_eq(&toleration.effect, &taint.effect) {
         return false;
     }
-    if !toleration.key.is_empty() && toleration.key != taint.key {
+    if !toleration.key.is_empty() && !str_eq(&toleration.key, &taint.key) {
         return false;
     }
     match toleration.operator.as_str() {
-        "" | "Equal" => toleration.value == taint.value,
+        "" | "Equal" => str_eq(&toleration.value, &taint.value),
         "Exists" => true,
         _ => false,
     }
@@ -42,7 +42,7 @@ pub fn find_untolerated<'a>(
 
 /// Taints that keep pods off a node: effects NoSchedule and NoExecute.
 pub fn is_do_not_schedule(taint: &Taint) -> bool {
-    taint.effect == "NoSchedule" || taint.effect == "NoExecute"
+    str_eq(&taint.effect, "NoSchedule") || str_eq(&taint.effect, "NoExecute")
 }
 
 #[cfg(test)]
