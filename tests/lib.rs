@@ -1,7 +1,10 @@
 //! Integration tests for sift live in `tests/`; conformance cases in
 //! `cases/`; sample data in `data/`. Helpers to find what the build made.
 
+use sift_host::snapshot::Snapshot;
+use sift_sdk::{Node, Pod};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
@@ -44,4 +47,24 @@ pub fn temp_dir(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
+}
+
+/// A snapshot of `n` bare nodes named `n0`, `n1`, ...
+pub fn snapshot(n: usize) -> Arc<Snapshot> {
+    let nodes = (0..n)
+        .map(|i| Node {
+            name: format!("n{i}"),
+            ..Default::default()
+        })
+        .collect();
+    Arc::new(Snapshot::from_nodes(nodes).expect("unique names"))
+}
+
+/// A pod with no requirements.
+pub fn pod() -> Pod {
+    Pod {
+        name: "p".into(),
+        namespace: "default".into(),
+        ..Default::default()
+    }
 }

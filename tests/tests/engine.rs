@@ -6,9 +6,9 @@ use sift_host::engine::{Engine, EngineOptions};
 use sift_host::native::NativeFilterPlugin;
 use sift_host::plugin::ConfiguredPlugin;
 use sift_host::sampling::num_feasible_nodes_to_find;
-use sift_host::snapshot::Snapshot;
 use sift_sdk::native::NativePlugin;
 use sift_sdk::{Args, Code, Node, Pod, Predicate, Prepare, Status};
+use sift_tests::{pod, snapshot};
 use std::sync::Arc;
 
 /// Rejects nodes whose index (from the name "n<index>") is divisible by `every`.
@@ -82,24 +82,6 @@ fn plugin<P: Predicate>(args: &str, ignorable: bool) -> ConfiguredPlugin {
     ConfiguredPlugin {
         plugin: Arc::new(NativeFilterPlugin::new(&NativePlugin::of::<P>(), args).unwrap()),
         ignorable,
-    }
-}
-
-fn snapshot(n: usize) -> Arc<Snapshot> {
-    let nodes = (0..n)
-        .map(|i| Node {
-            name: format!("n{i}"),
-            ..Default::default()
-        })
-        .collect();
-    Arc::new(Snapshot::from_nodes(nodes).unwrap())
-}
-
-fn pod() -> Pod {
-    Pod {
-        name: "p".into(),
-        namespace: "default".into(),
-        ..Default::default()
     }
 }
 

@@ -9,8 +9,7 @@ use sift_host::config::{Config, PluginRef};
 use sift_host::engine::{Engine, EngineOptions};
 use sift_host::registry::Catalog;
 use sift_host::runtime::{Grants, Limits, Runtime};
-use sift_host::snapshot::Snapshot;
-use sift_sdk::{Node, Pod};
+use sift_tests::{pod, snapshot};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -102,24 +101,6 @@ fn write(dir: &Path, file: &str, bytes: &[u8]) -> PathBuf {
 
 fn runtime(limits: Limits) -> Arc<Runtime> {
     Arc::new(Runtime::new(limits, Grants::default(), None).unwrap())
-}
-
-fn snapshot(n: usize) -> Arc<Snapshot> {
-    let nodes = (0..n)
-        .map(|i| Node {
-            name: format!("n{i}"),
-            ..Default::default()
-        })
-        .collect();
-    Arc::new(Snapshot::from_nodes(nodes).unwrap())
-}
-
-fn pod() -> Pod {
-    Pod {
-        name: "p".into(),
-        namespace: "default".into(),
-        ..Default::default()
-    }
 }
 
 /// Loads the one fixture in `dir` plus the bundled NodeName plugin, runs a
