@@ -181,7 +181,9 @@ fn plugins_dir(source: &PluginSource, config: &Config) -> Option<PathBuf> {
 
 fn catalog(source: &PluginSource, config: &Config, extra: &[PathBuf]) -> Result<Catalog> {
     if source.native {
-        return Catalog::native(config);
+        let catalog = Catalog::native(config)?;
+        catalog.check_plugin_config(config)?;
+        return Ok(catalog);
     }
     let dir = plugins_dir(source, config);
     if dir.is_none() && extra.is_empty() {
@@ -190,7 +192,9 @@ fn catalog(source: &PluginSource, config: &Config, extra: &[PathBuf]) -> Result<
              or pass --plugins DIR (or set pluginsDir in the config, or SIFT_PLUGINS_DIR)"
         );
     }
-    Catalog::load_wasm(&runtime(config)?, dir.as_deref(), extra, config)
+    let catalog = Catalog::load_wasm(&runtime(config)?, dir.as_deref(), extra, config)?;
+    catalog.check_plugin_config(config)?;
+    Ok(catalog)
 }
 
 fn filter(a: FilterArgs) -> Result<ExitCode> {

@@ -111,6 +111,21 @@ impl Catalog {
         self.plugins.get(name)
     }
 
+    /// Checks that every `pluginConfig` entry names a loaded plugin (a
+    /// misspelt name would otherwise silently leave a plugin unconfigured).
+    pub fn check_plugin_config(&self, config: &Config) -> Result<()> {
+        for pc in &config.plugin_config {
+            if !self.plugins.contains_key(&pc.name) {
+                bail!(
+                    "pluginConfig names {:?}, which is not a loaded plugin (loaded: {})",
+                    pc.name,
+                    self.names().join(", ")
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// The configured plugins, in order; every name must be loaded.
     pub fn select(&self, refs: &[PluginRef]) -> Result<Vec<ConfiguredPlugin>> {
         refs.iter()

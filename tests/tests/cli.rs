@@ -181,3 +181,26 @@ fn plugins_list_and_inspect() {
     assert!(out.contains("name:         NodePorts"), "{out}");
     assert!(out.contains("sift:predicate/predicate@0.1.0"), "{out}");
 }
+
+#[test]
+fn plugin_config_for_an_unknown_plugin_is_rejected() {
+    let dir = sift_tests::temp_dir("cli-plugin-config");
+    let cfg = dir.join("sift.yaml");
+    std::fs::write(
+        &cfg,
+        "pluginConfig:\n- name: NodeResourceFit\n  args: {ignoredResources: [x.io/y]}\n",
+    )
+    .unwrap();
+    let o = sift(&[
+        "conformance",
+        "--config",
+        cfg.to_str().unwrap(),
+        "tests/cases/NodeName",
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        err.contains("NodeResourceFit") && err.contains("not a loaded plugin"),
+        "{err}"
+    );
+}
