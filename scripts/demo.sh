@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build-plugins.sh
-cargo build --quiet --release -p sift-host
+# Same build as scripts/test.sh, so running both compiles wasmtime once.
+cargo build --quiet --release --workspace --all-targets
 ./target/release/sift filter --cluster tests/data/demo/cluster.json --pod tests/data/demo/pods.yaml

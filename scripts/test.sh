@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The test suite: builds the plugins and sift, then runs every test
-# (unit, integration, sandbox, CLI and the conformance cases).
+# (unit, integration, sandbox, CLI, doctests and the conformance cases).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build-plugins.sh
-cargo build --quiet --release -p sift-host
-cargo test --release --workspace
+# One build of every target: tests and binaries share one feature
+# resolution, so wasmtime compiles once.
+cargo build --quiet --release --workspace --all-targets
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+cargo test --release --workspace 2>&1 | tee "$log"
+awk '/^test result:/ { p += $4; f += $6 } END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
