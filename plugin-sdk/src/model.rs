@@ -64,27 +64,58 @@ fn hash_key(s: &str) -> u64 {
 }
 
 /// Labels, kept sorted by key hash so a lookup is a binary search over
-/// integers and one final string comparison.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Labels(Vec<(u64, String, String)>);
+/// integers and one final string comparison. Keys and values live in one
+/// buffer: a node's labels are two allocations, not two per label, which
+/// keeps a 5,000-node table scan within fewer cache lines.
+#[derive(Clone, Debug, Default)]
+pub struct Labels {
+    entries: Vec<LabelEntry>,
+    text: String,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct LabelEntry {
+    hash: u64,
+    key: (u32, u32),
+    value: (u32, u32),
+}
 
 impl Labels {
     /// Builds from pairs in any order; a later duplicate key wins.
     pub fn new(pairs: Vec<(String, String)>) -> Self {
-        let mut entries: Vec<(u64, String, String)> = pairs
+        let mut sorted: Vec<(u64, String, String)> = pairs
             .into_iter()
             .map(|(k, v)| (hash_key(&k), k, v))
             .collect();
         // Stable sort keeps input order among equal keys; keep the last.
-        entries.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        let mut deduped: Vec<(u64, String, String)> = Vec::with_capacity(entries.len());
-        for e in entries {
+        sorted.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+        let mut deduped: Vec<(u64, String, String)> = Vec::with_capacity(sorted.len());
+        for e in sorted {
             match deduped.last_mut() {
                 Some(last) if last.0 == e.0 && last.1 == e.1 => *last = e,
                 _ => deduped.push(e),
             }
         }
-        Labels(deduped)
+        let mut text =
+            String::with_capacity(deduped.iter().map(|(_, k, v)| k.len() + v.len()).sum());
+        let mut span = |s: &str| {
+            let start = text.len() as u32;
+            text.push_str(s);
+            (start, s.len() as u32)
+        };
+        let entries = deduped
+            .iter()
+            .map(|(hash, k, v)| LabelEntry {
+                hash: *hash,
+                key: span(k),
+                value: span(v),
+            })
+            .collect();
+        Labels { entries, text }
+    }
+
+    fn str_at(&self, (start, len): (u32, u32)) -> &str {
+        &self.text[start as usize..(start + len) as usize]
     }
 
     pub fn get(&self, key: &str) -> Option<&str> {
@@ -97,12 +128,12 @@ impl Labels {
     }
 
     fn get_key_hashed(&self, hash: u64, key: &str) -> Option<&str> {
-        let start = self.0.partition_point(|(h, _, _)| *h < hash);
-        self.0[start..]
+        let start = self.entries.partition_point(|e| e.hash < hash);
+        self.entries[start..]
             .iter()
-            .take_while(|(h, _, _)| *h == hash)
-            .find(|(_, k, _)| str_eq(k, key))
-            .map(|(_, _, v)| v.as_str())
+            .take_while(|e| e.hash == hash)
+            .find(|e| str_eq(self.str_at(e.key), key))
+            .map(|e| self.str_at(e.value))
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
@@ -110,21 +141,34 @@ impl Labels {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.0.iter().map(|(_, k, v)| (k.as_str(), v.as_str()))
+        self.entries
+            .iter()
+            .map(|e| (self.str_at(e.key), self.str_at(e.value)))
     }
 
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.entries.is_empty()
     }
 
     pub fn into_pairs(self) -> Vec<(String, String)> {
-        self.0.into_iter().map(|(_, k, v)| (k, v)).collect()
+        self.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 }
+
+/// Equal when they hold the same pairs (the layout may differ).
+impl PartialEq for Labels {
+    fn eq(&self, other: &Labels) -> bool {
+        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+    }
+}
+
+impl Eq for Labels {}
 
 impl<K: Into<String>, V: Into<String>> FromIterator<(K, V)> for Labels {
     fn from_iter<I: IntoIterator<Item = (K, V)>>(iter: I) -> Self {

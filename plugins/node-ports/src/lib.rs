@@ -1,5 +1,6 @@
 //! NodePorts: a pod's host ports must be free on the node.
 
+use sift_sdk::model::str_eq;
 use sift_sdk::{
     Args, HostPort, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
 };
@@ -49,7 +50,9 @@ pub fn conflicts(used: &[HostPort], want: &HostPort) -> bool {
     let (ip, proto) = sanitize(want);
     used.iter().any(|u| {
         let (uip, uproto) = sanitize(u);
-        u.port == want.port && uproto == proto && (ip == BIND_ALL || uip == BIND_ALL || uip == ip)
+        u.port == want.port
+            && str_eq(uproto, proto)
+            && (str_eq(ip, BIND_ALL) || str_eq(uip, BIND_ALL) || str_eq(uip, ip))
     })
 }
 
