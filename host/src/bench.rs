@@ -323,10 +323,15 @@ pub fn run(a: BenchArgs) -> Result<()> {
                 let mut native_engine = Engine::new(native.select(&filters)?, options.clone())?;
                 measure(&mut native_engine, &snapshot, &pods, budget)
             };
+            let mut per_cycle = per_cycle;
             let wasm_rate = match &wasm {
                 Some(c) => {
                     let mut e = Engine::new(c.select(&filters)?, options.clone())?;
-                    Some(measure(&mut e, &snapshot, &pods, budget).0)
+                    let (rate, evaluated) = measure(&mut e, &snapshot, &pods, budget);
+                    if per_cycle.is_nan() {
+                        per_cycle = evaluated;
+                    }
+                    Some(rate)
                 }
                 None => None,
             };

@@ -114,6 +114,7 @@ impl Labels {
         Labels { entries, text }
     }
 
+    #[inline]
     fn str_at(&self, (start, len): (u32, u32)) -> &str {
         &self.text[start as usize..(start + len) as usize]
     }
@@ -127,6 +128,7 @@ impl Labels {
         self.get_key_hashed(key.hash, &key.key)
     }
 
+    #[inline]
     fn get_key_hashed(&self, hash: u64, key: &str) -> Option<&str> {
         let start = self.entries.partition_point(|e| e.hash < hash);
         self.entries[start..]
