@@ -278,12 +278,12 @@ impl Engine {
                 }
             }
         }
-        out.statuses.extend(diagnosis.explicit.iter().cloned());
         if out.error.is_some() {
             out.feasible_nodes.clear();
         } else if out.feasible_nodes.is_empty() {
             out.message = Some(diagnosis.fit_error_message(num_all_nodes));
         }
+        out.statuses.append(&mut diagnosis.explicit);
         out
     }
 
