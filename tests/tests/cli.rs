@@ -164,14 +164,7 @@ fn plugins_list_and_inspect() {
     let o = sift(&["plugins", "list"]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
-    for name in [
-        "NodeUnschedulable",
-        "NodeName",
-        "TaintToleration",
-        "NodeAffinity",
-        "NodePorts",
-        "NodeResourcesFit",
-    ] {
+    for name in sift_host::config::DEFAULT_FILTERS {
         assert!(out.contains(name), "{name} missing from:\n{out}");
     }
     let wasm = sift_tests::plugins_dir().join("sift_plugin_node_ports.wasm");
