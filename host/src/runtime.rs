@@ -189,6 +189,13 @@ impl Runtime {
         let mut config = Config::new();
         config.epoch_interruption(true);
         config.wasm_component_model(true);
+        // SIFT_POOLING=1: the pooling instance allocator, for measurement
+        // (BENCHMARKS.md); instances are long-lived, so on-demand is default.
+        if std::env::var_os("SIFT_POOLING").is_some() {
+            let mut pool = wasmtime::PoolingAllocationConfig::default();
+            pool.max_memory_size(limits.memory_bytes);
+            config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+        }
         // SIFT_PERFMAP=1 names JIT code for `perf report` (/tmp/perf-PID.map).
         if std::env::var_os("SIFT_PERFMAP").is_some() {
             config.profiler(wasmtime::ProfilingStrategy::PerfMap);
