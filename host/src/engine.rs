@@ -92,6 +92,22 @@ struct Active<'a> {
     filter: Box<dyn BatchFilter + 'a>,
 }
 
+/// What the prepare steps decided for a cycle.
+enum PreFilter<'a> {
+    Proceed(PreFiltered<'a>),
+    /// Every node gets this status; its message is the cycle's message.
+    Rejected(NodeStatus),
+    /// A plugin failed: the cycle is aborted with this error.
+    Failed(String),
+}
+
+struct PreFiltered<'a> {
+    /// Plugins whose filter runs, in order.
+    active: Vec<Active<'a>>,
+    /// The node names kept by narrowing, and the plugins that narrowed.
+    narrowed: Option<(BTreeSet<String>, BTreeSet<String>)>,
+}
+
 /// The filter phase with its round-robin position.
 pub struct Engine {
     plugins: Vec<ConfiguredPlugin>,
@@ -151,101 +167,33 @@ impl Engine {
             return out;
         }
 
-        // PreFilter: in order; Unresolvable stops at once, Unschedulable
-        // lets the others run; narrowing intersects node sets.
-        let mut active: Vec<Active<'_>> = Vec::new();
-        let mut narrowed: Option<BTreeSet<String>> = None;
-        let mut narrowing_plugins: BTreeSet<String> = BTreeSet::new();
-        let mut unschedulable: Option<NodeStatus> = None;
-        let mut rejection: Option<NodeStatus> = None;
-        for cp in &self.plugins {
-            let name = cp.plugin.name();
-            let prepared = match cp.plugin.prepare(&cycle) {
-                Ok(p) => p,
-                Err(e) if cp.ignorable => {
-                    out.ignored_errors.push(e.to_string());
-                    continue;
-                }
-                Err(e) => {
-                    out.error = Some(format!("running PreFilter plugin {name:?}: {}", e.message));
-                    return out;
-                }
-            };
-            match prepared.outcome {
-                PrepareOutcome::Proceed => active.push(Active {
-                    name: Arc::from(name),
-                    ignorable: cp.ignorable,
-                    filter: prepared.filter,
-                }),
-                PrepareOutcome::Skip => {}
-                PrepareOutcome::Reject(status) => match status.code {
-                    Code::UnschedulableAndUnresolvable => {
-                        rejection = Some(NodeStatus::new(Some(name), status));
-                        break;
-                    }
-                    Code::Unschedulable => {
-                        unschedulable = Some(NodeStatus::new(Some(name), status))
-                    }
-                    _ if cp.ignorable => out
-                        .ignored_errors
-                        .push(format!("plugin {name}: {}", status.reasons.join(", "))),
-                    _ => {
-                        out.error = Some(format!(
-                            "running PreFilter plugin {name:?}: {}",
-                            status.reasons.join(", ")
-                        ));
-                        return out;
-                    }
-                },
-                PrepareOutcome::Narrow(names) => {
-                    narrowing_plugins.insert(name.to_string());
-                    let names: BTreeSet<String> = names.into_iter().collect();
-                    narrowed = Some(match narrowed {
-                        None => names,
-                        Some(prev) => prev.intersection(&names).cloned().collect(),
-                    });
-                    active.push(Active {
-                        name: Arc::from(name),
-                        ignorable: cp.ignorable,
-                        filter: prepared.filter,
-                    });
-                    if narrowed.as_ref().is_some_and(BTreeSet::is_empty) {
-                        let list: Vec<&str> =
-                            narrowing_plugins.iter().map(String::as_str).collect();
-                        let msg = if list.len() == 1 {
-                            format!("node(s) didn't satisfy plugin {}", list[0])
-                        } else {
-                            format!(
-                                "node(s) didn't satisfy plugin(s) [{}] simultaneously",
-                                list.join(" ")
-                            )
-                        };
-                        rejection = Some(NodeStatus::new(None, Status::unresolvable(msg)));
-                        break;
-                    }
-                }
+        let PreFiltered { active, narrowed } = match pre_filter(&self.plugins, &cycle, &mut out) {
+            PreFilter::Proceed(p) => p,
+            PreFilter::Failed(error) => {
+                out.error = Some(error);
+                return out;
             }
-        }
-        if let Some(status) = rejection.or(unschedulable) {
-            let diagnosis = Diagnosis {
-                explicit: Vec::new(),
-                pre_filter_msg: Some(status.message()),
-                absent: Some(status.clone()),
-            };
-            out.message = Some(diagnosis.fit_error_message(num_all_nodes));
-            out.statuses = snapshot
-                .order()
-                .iter()
-                .map(|&s| (snapshot.name(s).clone(), status.clone()))
-                .collect();
-            return out;
-        }
+            PreFilter::Rejected(status) => {
+                let diagnosis = Diagnosis {
+                    explicit: Vec::new(),
+                    pre_filter_msg: Some(status.message()),
+                    absent: Some(status.clone()),
+                };
+                out.message = Some(diagnosis.fit_error_message(num_all_nodes));
+                out.statuses = snapshot
+                    .order()
+                    .iter()
+                    .map(|&s| (snapshot.name(s).clone(), status.clone()))
+                    .collect();
+                return out;
+            }
+        };
 
         // The nodes to check: all, or those the prepare steps kept.
         let mut diagnosis = Diagnosis::default();
         let nodes: Vec<u32> = match &narrowed {
             None => snapshot.order().to_vec(),
-            Some(names) => {
+            Some((names, narrowing_plugins)) => {
                 let plugins: Vec<&str> = narrowing_plugins.iter().map(String::as_str).collect();
                 diagnosis.absent = Some(NodeStatus::new(
                     None,
@@ -270,7 +218,7 @@ impl Engine {
         out.nodes_evaluated = processed;
         out.feasible_nodes = found;
 
-        if let (Some(absent), Some(kept)) = (&diagnosis.absent, &narrowed) {
+        if let (Some(absent), Some((kept, _))) = (&diagnosis.absent, &narrowed) {
             for &slot in snapshot.order() {
                 if !kept.contains(&snapshot.node(slot).name) {
                     out.statuses
@@ -360,6 +308,90 @@ impl Engine {
             }
         }
         feasible
+    }
+}
+
+/// kube-scheduler's `RunPreFilterPlugins`: each plugin's prepare step in
+/// order. Unresolvable rejects at once; Unschedulable lets the others
+/// run, then rejects; narrowing intersects node sets, and an empty
+/// intersection rejects with upstream's message.
+fn pre_filter<'a>(
+    plugins: &'a [ConfiguredPlugin],
+    cycle: &'a Cycle,
+    out: &mut CycleOutcome,
+) -> PreFilter<'a> {
+    let mut active: Vec<Active<'a>> = Vec::new();
+    let mut narrowed: Option<BTreeSet<String>> = None;
+    let mut narrowing_plugins: BTreeSet<String> = BTreeSet::new();
+    let mut unschedulable: Option<NodeStatus> = None;
+    for cp in plugins {
+        let name = cp.plugin.name();
+        let prepared = match cp.plugin.prepare(cycle) {
+            Ok(p) => p,
+            Err(e) if cp.ignorable => {
+                out.ignored_errors.push(e.to_string());
+                continue;
+            }
+            Err(e) => {
+                return PreFilter::Failed(format!(
+                    "running PreFilter plugin {name:?}: {}",
+                    e.message
+                ));
+            }
+        };
+        let active_plugin = Active {
+            name: Arc::from(name),
+            ignorable: cp.ignorable,
+            filter: prepared.filter,
+        };
+        match prepared.outcome {
+            PrepareOutcome::Proceed => active.push(active_plugin),
+            PrepareOutcome::Skip => {}
+            PrepareOutcome::Reject(status) => match status.code {
+                Code::UnschedulableAndUnresolvable => {
+                    return PreFilter::Rejected(NodeStatus::new(Some(name), status));
+                }
+                Code::Unschedulable => unschedulable = Some(NodeStatus::new(Some(name), status)),
+                _ if cp.ignorable => out
+                    .ignored_errors
+                    .push(format!("plugin {name}: {}", status.message())),
+                _ => {
+                    return PreFilter::Failed(format!(
+                        "running PreFilter plugin {name:?}: {}",
+                        status.message()
+                    ));
+                }
+            },
+            PrepareOutcome::Narrow(names) => {
+                narrowing_plugins.insert(name.to_string());
+                let names: BTreeSet<String> = names.into_iter().collect();
+                let kept = match narrowed.take() {
+                    None => names,
+                    Some(prev) => prev.intersection(&names).cloned().collect(),
+                };
+                if kept.is_empty() {
+                    let list: Vec<&str> = narrowing_plugins.iter().map(String::as_str).collect();
+                    let msg = if list.len() == 1 {
+                        format!("node(s) didn't satisfy plugin {}", list[0])
+                    } else {
+                        format!(
+                            "node(s) didn't satisfy plugin(s) [{}] simultaneously",
+                            list.join(" ")
+                        )
+                    };
+                    return PreFilter::Rejected(NodeStatus::new(None, Status::unresolvable(msg)));
+                }
+                narrowed = Some(kept);
+                active.push(active_plugin);
+            }
+        }
+    }
+    match unschedulable {
+        Some(status) => PreFilter::Rejected(status),
+        None => PreFilter::Proceed(PreFiltered {
+            active,
+            narrowed: narrowed.map(|kept| (kept, narrowing_plugins)),
+        }),
     }
 }
 
