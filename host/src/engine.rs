@@ -269,7 +269,9 @@ impl Engine {
             } else {
                 (feasible.len() as f64 / next as f64).max(0.02)
             };
-            let wave = ((needed as f64 / rate).ceil() as usize)
+            // 10% slack: a wave that falls just short costs a whole extra
+            // round of calls into every plugin.
+            let wave = ((needed as f64 / rate * 1.1).ceil() as usize)
                 .max(MIN_CHUNK)
                 .min(n - next);
             let tasks = wave.div_ceil(MIN_CHUNK).clamp(1, parallelism);
