@@ -191,8 +191,9 @@ impl Engine {
 
         // The nodes to check: all, or those the prepare steps kept.
         let mut diagnosis = Diagnosis::default();
-        let nodes: Vec<u32> = match &narrowed {
-            None => snapshot.order().to_vec(),
+        // Borrowed when nothing was narrowed: no copy of the node list per cycle.
+        let nodes: std::borrow::Cow<'_, [u32]> = match &narrowed {
+            None => std::borrow::Cow::Borrowed(snapshot.order()),
             Some((names, narrowing_plugins)) => {
                 let plugins: Vec<&str> = narrowing_plugins.iter().map(String::as_str).collect();
                 diagnosis.absent = Some(NodeStatus::new(
@@ -207,7 +208,8 @@ impl Engine {
                     .iter()
                     .copied()
                     .filter(|s| names.contains(&snapshot.node(*s).name))
-                    .collect()
+                    .collect::<Vec<u32>>()
+                    .into()
             }
         };
 

@@ -50,6 +50,9 @@ pub struct WasmPlugin {
     pool: Mutex<Vec<Instance>>,
 }
 
+/// A fresh, not yet configured instance with its declared name and fields.
+type Described = (Store<InstanceState>, PredicatePlugin, (String, NodeFields));
+
 struct Instance {
     store: Store<InstanceState>,
     bindings: PredicatePlugin,
@@ -99,15 +102,17 @@ impl WasmPlugin {
             pool: Mutex::new(Vec::new()),
         };
         plugin.version = plugin.identity.version().to_string();
-        let (name, fields) = plugin
-            .describe()
+        // One instance learns the name, is configured, and starts the pool.
+        let (mut store, bindings, (name, fields)) = plugin
+            .instantiate()
             .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message))?;
         plugin.args = args_for(&name);
         plugin.identity.name = name.clone();
         plugin.identity.node_fields = fields;
         plugin.label = Arc::from(format!("{name}@{}", plugin.version));
+        store.data_mut().plugin = plugin.label.clone();
         let first = plugin
-            .new_instance()
+            .init_instance(store, bindings)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
         plugin
             .pool
@@ -164,7 +169,8 @@ impl WasmPlugin {
         self.error(format!("{what} trapped: {text}"))
     }
 
-    fn describe(&self) -> Result<(String, NodeFields), PluginError> {
+    /// A fresh instance and what it says it is (`describe`).
+    fn instantiate(&self) -> Result<Described, PluginError> {
         let mut store = self.runtime.new_store(self.label.clone());
         let bindings = self
             .pre
@@ -177,21 +183,23 @@ impl WasmPlugin {
         if info.name.trim().is_empty() {
             return Err(self.error("describe returned an empty plugin name"));
         }
-        Ok((info.name, node_fields_from_wire(info.node_fields)))
+        Ok((
+            store,
+            bindings,
+            (info.name, node_fields_from_wire(info.node_fields)),
+        ))
     }
 
-    fn new_instance(&self) -> Result<Instance, PluginError> {
-        let mut store = self.runtime.new_store(self.label.clone());
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
-        let api = bindings.sift_predicate_predicate();
+    /// Configures a described instance with the plugin's arguments.
+    fn init_instance(
+        &self,
+        mut store: Store<InstanceState>,
+        bindings: PredicatePlugin,
+    ) -> Result<Instance, PluginError> {
         store.set_epoch_deadline(self.runtime.limits().deadline_ticks());
-        api.call_describe(&mut store)
-            .map_err(|e| self.call_error("describe", &store, e))?;
-        store.set_epoch_deadline(self.runtime.limits().deadline_ticks());
-        api.call_init(&mut store, &self.args)
+        bindings
+            .sift_predicate_predicate()
+            .call_init(&mut store, &self.args)
             .map_err(|e| self.call_error("init", &store, e))?
             .map_err(|msg| self.error(format!("rejected its arguments: {msg}")))?;
         Ok(Instance {
@@ -201,6 +209,11 @@ impl WasmPlugin {
             synced_len: 0,
             prepared_cycle: None,
         })
+    }
+
+    fn new_instance(&self) -> Result<Instance, PluginError> {
+        let (store, bindings, _) = self.instantiate()?;
+        self.init_instance(store, bindings)
     }
 
     fn checkout(&self) -> Result<Instance, PluginError> {
