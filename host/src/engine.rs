@@ -85,6 +85,15 @@ fn statuses_by_name<S: serde::Serializer>(
     s.collect_map(sorted)
 }
 
+/// Which nodes a cycle considers.
+enum Scope<'a> {
+    /// Every node, sampled from this round-robin start (the scheduler's
+    /// own cycle).
+    Sampled { start: usize },
+    /// Exactly these slots, each evaluated.
+    Only(&'a [u32]),
+}
+
 /// A prepared plugin taking part in the filter step.
 struct Active<'a> {
     name: Arc<str>,
@@ -145,10 +154,47 @@ impl Engine {
         self.next_start_node_index
     }
 
-    /// Runs one scheduling cycle's filter phase for `pod`.
+    /// Runs one scheduling cycle's filter phase for `pod`, sampling from
+    /// where the last cycle stopped.
     pub fn find_nodes_that_fit(&mut self, snapshot: &Arc<Snapshot>, pod: Pod) -> CycleOutcome {
+        let scope = Scope::Sampled {
+            start: self.next_start_node_index,
+        };
+        let out = self.cycle(&self.plugins, snapshot, pod, scope);
+        self.next_start_node_index = out.next_start_node_index;
+        out
+    }
+
+    /// Filters exactly `candidates` (slots of `snapshot`) with `plugins`,
+    /// evaluating every one: how an extender answers, the scheduler having
+    /// sampled already. Takes `&self`: cycles may run concurrently.
+    pub fn filter_candidates(
+        &self,
+        plugins: &[ConfiguredPlugin],
+        snapshot: &Arc<Snapshot>,
+        pod: Pod,
+        candidates: &[u32],
+    ) -> CycleOutcome {
+        self.cycle(plugins, snapshot, pod, Scope::Only(candidates))
+    }
+
+    fn cycle(
+        &self,
+        plugins: &[ConfiguredPlugin],
+        snapshot: &Arc<Snapshot>,
+        pod: Pod,
+        scope: Scope<'_>,
+    ) -> CycleOutcome {
         let pod_key = format!("{}/{}", pod.namespace, pod.name);
-        let num_all_nodes = snapshot.len();
+        let (all, start, percentage) = match scope {
+            Scope::Sampled { start } => (
+                snapshot.order(),
+                start,
+                self.options.percentage_of_nodes_to_score,
+            ),
+            Scope::Only(candidates) => (candidates, 0, 100),
+        };
+        let num_all_nodes = all.len();
         let cycle = Cycle::new(pod, snapshot.clone());
         let mut out = CycleOutcome {
             pod: pod_key,
@@ -160,14 +206,14 @@ impl Engine {
             nodes_evaluated: 0,
             num_all_nodes,
             num_feasible_nodes_to_find: 0,
-            next_start_node_index: self.next_start_node_index,
+            next_start_node_index: start,
         };
         if num_all_nodes == 0 {
             out.error = Some("no nodes available to schedule pods".into());
             return out;
         }
 
-        let PreFiltered { active, narrowed } = match pre_filter(&self.plugins, &cycle, &mut out) {
+        let PreFiltered { active, narrowed } = match pre_filter(plugins, &cycle, &mut out) {
             PreFilter::Proceed(p) => p,
             PreFilter::Failed(error) => {
                 out.error = Some(error);
@@ -180,8 +226,7 @@ impl Engine {
                     absent: Some(status.clone()),
                 };
                 out.message = Some(diagnosis.fit_error_message(num_all_nodes));
-                out.statuses = snapshot
-                    .order()
+                out.statuses = all
                     .iter()
                     .map(|&s| (snapshot.name(s).clone(), status.clone()))
                     .collect();
@@ -193,7 +238,7 @@ impl Engine {
         let mut diagnosis = Diagnosis::default();
         // Borrowed when nothing was narrowed: no copy of the node list per cycle.
         let nodes: std::borrow::Cow<'_, [u32]> = match &narrowed {
-            None => std::borrow::Cow::Borrowed(snapshot.order()),
+            None => std::borrow::Cow::Borrowed(all),
             Some((names, narrowing_plugins)) => {
                 let plugins: Vec<&str> = narrowing_plugins.iter().map(String::as_str).collect();
                 diagnosis.absent = Some(NodeStatus::new(
@@ -203,9 +248,7 @@ impl Engine {
                         plugins.join(" ")
                     )),
                 ));
-                snapshot
-                    .order()
-                    .iter()
+                all.iter()
                     .copied()
                     .filter(|s| names.contains(&snapshot.node(*s).name))
                     .collect::<Vec<u32>>()
@@ -213,15 +256,23 @@ impl Engine {
             }
         };
 
-        let found = self.filter_nodes(snapshot, &nodes, &active, &mut diagnosis, &mut out);
+        let to_find = num_feasible_nodes_to_find(percentage, nodes.len());
+        out.num_feasible_nodes_to_find = to_find;
+        let found = self.filter_nodes(
+            snapshot,
+            &nodes,
+            (start, to_find),
+            &active,
+            &mut diagnosis,
+            &mut out,
+        );
         let processed = found.len() + diagnosis.explicit.len();
-        self.next_start_node_index = (self.next_start_node_index + processed) % num_all_nodes;
-        out.next_start_node_index = self.next_start_node_index;
+        out.next_start_node_index = (start + processed) % num_all_nodes;
         out.nodes_evaluated = processed;
         out.feasible_nodes = found;
 
         if let (Some(absent), Some((kept, _))) = (&diagnosis.absent, &narrowed) {
-            for &slot in snapshot.order() {
+            for &slot in all {
                 if !kept.contains(&snapshot.node(slot).name) {
                     out.statuses
                         .push((snapshot.name(slot).clone(), absent.clone()));
@@ -243,18 +294,16 @@ impl Engine {
         &self,
         snapshot: &Snapshot,
         nodes: &[u32],
+        (start, to_find): (usize, usize),
         active: &[Active<'_>],
         diagnosis: &mut Diagnosis,
         out: &mut CycleOutcome,
     ) -> Vec<Arc<str>> {
         let n = nodes.len();
-        let to_find = num_feasible_nodes_to_find(self.options.percentage_of_nodes_to_score, n);
-        out.num_feasible_nodes_to_find = to_find;
         let mut feasible = Vec::new();
         if n == 0 {
             return feasible;
         }
-        let start = self.next_start_node_index;
         let mut next = 0; // position in round-robin order
         // More tasks than cores only adds instances to prepare: split a wave
         // over at most min(parallelism, cores) tasks.

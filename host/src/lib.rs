@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod cache;
+pub mod cluster;
 pub mod config;
 pub mod conformance;
 pub mod diagnosis;

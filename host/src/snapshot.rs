@@ -2,15 +2,19 @@
 //! bound pods use (kube-scheduler's NodeInfo list), in kube-scheduler's
 //! node order.
 
+use crate::cluster::ClusterState;
 use crate::input::Objects;
 use crate::kube;
 use anyhow::{Result, bail};
 use sift_sdk::Node;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static GENERATIONS: AtomicU64 = AtomicU64::new(1);
+
+/// How many earlier generations a snapshot remembers its changes against.
+const HISTORY: usize = 16;
 
 /// An immutable view of the cluster. Each snapshot has a unique generation:
 /// a Wasm instance that has seen this generation holds its node table.
@@ -18,53 +22,40 @@ static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 pub struct Snapshot {
     generation: u64,
     /// Nodes by slot; a slot is the node's index in the instance tables.
-    nodes: Vec<Node>,
+    /// Shared with the snapshots before and after this one.
+    nodes: Vec<Arc<Node>>,
     /// Node names by slot, shared into cycle outcomes without copying.
     names: Vec<Arc<str>>,
     /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
     order: Vec<u32>,
     by_name: HashMap<String, u32>,
+    /// Slots that changed since recent earlier generations, oldest first:
+    /// an instance that saw one of those is synced with only these slots
+    /// (plus the removal of slots at or past `len`), not the whole table.
+    changes: Vec<(u64, Arc<[u32]>)>,
 }
 
 impl Snapshot {
     /// Builds from nodes (in input order) and the pods bound to them.
     /// Pods in phase Succeeded or Failed hold nothing.
     pub fn from_objects(objects: &Objects) -> Result<Snapshot> {
-        let mut nodes = Vec::with_capacity(objects.nodes.len());
-        let mut zones = Vec::with_capacity(objects.nodes.len());
-        let mut by_name = HashMap::with_capacity(objects.nodes.len());
+        let mut cluster = ClusterState::default();
         for (obj, origin) in &objects.nodes {
             let node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
             if node.name.is_empty() {
                 bail!("{origin}: node has no metadata.name");
             }
-            if by_name
-                .insert(node.name.clone(), nodes.len() as u32)
-                .is_some()
-            {
+            if cluster.contains_node(&node.name) {
                 bail!("{origin}: node {} appears more than once", node.name);
             }
-            zones.push(zone_key(&node));
-            nodes.push(node);
+            cluster.upsert_node(node);
         }
         for (pod, origin) in &objects.pods {
-            let Some(node_name) = kube::bound_node(pod) else {
-                continue;
-            };
-            if !kube::pod_is_active(pod) {
-                continue;
-            }
-            let Some(&slot) = by_name.get(node_name) else {
-                continue; // bound to a node outside the snapshot
-            };
-            let requests =
-                kube::pod_resources(pod).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
-            let node = &mut nodes[slot as usize];
-            node.requested.add(&requests);
-            node.pod_count += 1;
-            node.used_ports.extend(kube::pod_host_ports(pod));
+            cluster
+                .upsert_pod(pod)
+                .map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
         }
-        Ok(Snapshot::new(nodes, &zones, by_name))
+        Ok(Arc::unwrap_or_clone(cluster.snapshot()))
     }
 
     /// Builds from ready-made nodes (benchmarks, tests).
@@ -75,18 +66,69 @@ impl Snapshot {
                 bail!("node {} appears more than once", n.name);
             }
         }
-        let zones: Vec<String> = nodes.iter().map(zone_key).collect();
-        Ok(Snapshot::new(nodes, &zones, by_name))
+        Ok(Snapshot::build(
+            nodes.into_iter().map(Arc::new).collect(),
+            by_name,
+            Vec::new(),
+        ))
     }
 
-    fn new(nodes: Vec<Node>, zones: &[String], by_name: HashMap<String, u32>) -> Snapshot {
+    /// Builds from nodes with unique names, shared with their owner.
+    pub(crate) fn from_shared(nodes: Vec<Arc<Node>>) -> Snapshot {
+        let by_name = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.name.clone(), i as u32))
+            .collect();
+        Snapshot::build(nodes, by_name, Vec::new())
+    }
+
+    fn build(
+        nodes: Vec<Arc<Node>>,
+        by_name: HashMap<String, u32>,
+        changes: Vec<(u64, Arc<[u32]>)>,
+    ) -> Snapshot {
+        let zones: Vec<String> = nodes.iter().map(|n| zone_key(n)).collect();
         Snapshot {
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
-            order: node_tree_order(zones),
+            order: node_tree_order(&zones),
             names: nodes.iter().map(|n| Arc::from(n.name.as_str())).collect(),
             nodes,
             by_name,
+            changes,
         }
+    }
+
+    /// The next snapshot: `nodes` by slot, of which `changed` differ from
+    /// this one's (slots past the new length are removed).
+    pub fn successor(&self, nodes: Vec<Arc<Node>>, changed: &BTreeSet<u32>) -> Snapshot {
+        let len = nodes.len() as u32;
+        let changed: Vec<u32> = changed.iter().copied().filter(|&s| s < len).collect();
+        let mut changes: Vec<(u64, Arc<[u32]>)> = Vec::with_capacity(HISTORY);
+        // Beyond half the table a full sync costs no more: forget those.
+        for (since, slots) in self.changes.iter() {
+            let mut union: BTreeSet<u32> = slots.iter().copied().filter(|&s| s < len).collect();
+            union.extend(changed.iter().copied());
+            if union.len() <= nodes.len() / 2 {
+                changes.push((*since, union.into_iter().collect()));
+            }
+        }
+        changes.push((self.generation, changed.into()));
+        if changes.len() > HISTORY {
+            changes.drain(..changes.len() - HISTORY);
+        }
+        let mut next = Snapshot::from_shared(nodes);
+        next.changes = changes;
+        next
+    }
+
+    /// The slots that changed since `generation`, if this snapshot still
+    /// knows (else the whole table must be synced).
+    pub fn changes_since(&self, generation: u64) -> Option<&[u32]> {
+        self.changes
+            .iter()
+            .find(|(since, _)| *since == generation)
+            .map(|(_, slots)| &slots[..])
     }
 
     pub fn generation(&self) -> u64 {
@@ -102,7 +144,7 @@ impl Snapshot {
     }
 
     /// All nodes by slot.
-    pub fn nodes(&self) -> &[Node] {
+    pub fn nodes(&self) -> &[Arc<Node>] {
         &self.nodes
     }
 
@@ -121,6 +163,13 @@ impl Snapshot {
 
     pub fn slot_of(&self, name: &str) -> Option<u32> {
         self.by_name.get(name).copied()
+    }
+}
+
+impl Clone for Snapshot {
+    /// A copy with a new generation, so instances treat it as new.
+    fn clone(&self) -> Snapshot {
+        Snapshot::build(self.nodes.clone(), self.by_name.clone(), Vec::new())
     }
 }
 
@@ -183,6 +232,32 @@ mod tests {
         let z = |s: &str| s.to_string();
         let zones = vec![z("a"), z("a"), z("b"), z("a"), z("c"), z("b")];
         assert_eq!(node_tree_order(&zones), vec![0, 2, 4, 1, 5, 3]);
+    }
+
+    fn node(name: &str) -> Arc<Node> {
+        Arc::new(Node {
+            name: name.into(),
+            ..Node::default()
+        })
+    }
+
+    #[test]
+    fn successors_remember_what_changed() {
+        let first =
+            Snapshot::from_nodes((0..10).map(|i| (*node(&format!("n{i}"))).clone()).collect())
+                .unwrap();
+        let mut nodes = first.nodes().to_vec();
+        nodes[3] = node("n3");
+        let second = first.successor(nodes.clone(), &BTreeSet::from([3]));
+        assert_eq!(second.changes_since(first.generation()), Some(&[3][..]));
+        nodes.truncate(8);
+        nodes[1] = node("n9");
+        let third = second.successor(nodes, &BTreeSet::from([1, 9]));
+        // Slot 9 is gone (past the length): removal, not an upsert.
+        assert_eq!(third.changes_since(second.generation()), Some(&[1][..]));
+        assert_eq!(third.changes_since(first.generation()), Some(&[1, 3][..]));
+        assert_eq!(third.changes_since(12345), None);
+        assert_eq!(third.slot_of("n9"), Some(1));
     }
 
     #[test]

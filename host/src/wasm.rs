@@ -244,37 +244,42 @@ impl WasmPlugin {
         r
     }
 
-    /// Brings the instance's node table to `snapshot`.
+    /// Brings the instance's node table to `snapshot`: only the slots that
+    /// changed when the snapshot knows the instance's generation, else all.
     fn sync(&self, i: &mut Instance, snapshot: &Snapshot) -> Result<(), PluginError> {
         if i.synced_generation == Some(snapshot.generation()) {
             return Ok(());
         }
+        let all: Vec<u32>;
+        let slots: &[u32] = match i.synced_generation.and_then(|g| snapshot.changes_since(g)) {
+            Some(changed) => changed,
+            None => {
+                all = (0..snapshot.len() as u32).collect();
+                &all
+            }
+        };
+        let removals: Vec<u32> = (snapshot.len()..i.synced_len).map(|s| s as u32).collect();
         let fields = self.identity.node_fields;
         let api = i.bindings.sift_predicate_predicate();
-        let removals: Vec<u32> = (snapshot.len()..i.synced_len).map(|s| s as u32).collect();
-        let mut first = true;
-        for (chunk_index, chunk) in snapshot.nodes().chunks(SYNC_BATCH).enumerate() {
-            let base = chunk_index * SYNC_BATCH;
+        let mut chunks = slots.chunks(SYNC_BATCH);
+        let mut removed: &[u32] = &removals;
+        loop {
+            let chunk = chunks.next().unwrap_or_default();
+            if chunk.is_empty() && removed.is_empty() {
+                break;
+            }
             let upserts: Vec<wire::NodeEntry> = chunk
                 .iter()
-                .enumerate()
-                .map(|(k, n)| wire::NodeEntry {
-                    slot: (base + k) as u32,
-                    node: node_to_wire(n, fields),
+                .map(|&slot| wire::NodeEntry {
+                    slot,
+                    node: node_to_wire(snapshot.node(slot), fields),
                 })
                 .collect();
-            let removed: &[u32] = if first { &removals } else { &[] };
-            first = false;
             i.store
                 .set_epoch_deadline(self.runtime.limits().deadline_ticks());
             api.call_sync_nodes(&mut i.store, &upserts, removed)
                 .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
-        }
-        if first && !removals.is_empty() {
-            i.store
-                .set_epoch_deadline(self.runtime.limits().deadline_ticks());
-            api.call_sync_nodes(&mut i.store, &[], &removals)
-                .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
+            removed = &[];
         }
         i.synced_generation = Some(snapshot.generation());
         i.synced_len = snapshot.len();
