@@ -370,8 +370,8 @@ fn contract(catalog: &Catalog, sizes: &[usize]) -> Result<()> {
         .map(|p| p.host_ports)
         .unwrap_or_default();
     println!(
-        "{:>7} {:18} {:>16} {:>20} {:>7}",
-        "nodes", "plugin", "batched ns/node", "record/call ns/node", "ratio"
+        "{:>7} {:18} {:>16} {:>20} {:>7} {:>14}",
+        "nodes", "plugin", "batched ns/node", "record/call ns/node", "ratio", "empty call ns"
     );
     for &n in sizes {
         let snapshot = Arc::new(Snapshot::from_nodes(synthetic_nodes(n))?);
@@ -380,11 +380,12 @@ fn contract(catalog: &Catalog, sizes: &[usize]) -> Result<()> {
                 .measure_contract(&snapshot, pod.clone())
                 .map_err(|e| anyhow!("{e}"))?;
             println!(
-                "{n:>7} {:18} {:>16.0} {:>20.0} {:>7.1}",
+                "{n:>7} {:18} {:>16.0} {:>20.0} {:>7.1} {:>14.0}",
                 p.identity().name,
                 c.batched_ns_per_node,
                 c.record_per_call_ns_per_node,
-                c.record_per_call_ns_per_node / c.batched_ns_per_node
+                c.record_per_call_ns_per_node / c.batched_ns_per_node,
+                c.empty_call_ns
             );
         }
     }

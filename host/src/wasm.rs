@@ -14,6 +14,7 @@ use crate::runtime::{InstanceState, Runtime};
 use crate::snapshot::Snapshot;
 use sift_sdk::{Code, NodeFields, Status};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasmtime::Store;
 
@@ -48,6 +49,8 @@ pub struct WasmPlugin {
     pre: PredicatePluginPre<InstanceState>,
     args: String,
     pool: Mutex<Vec<Instance>>,
+    /// Live instances: pooled or in use.
+    instances: AtomicUsize,
 }
 
 /// A fresh, not yet configured instance with its declared name and fields.
@@ -73,7 +76,17 @@ impl WasmPlugin {
     ) -> anyhow::Result<WasmPlugin> {
         let bytes = std::fs::read(path)
             .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
-        let compiled = runtime.compile(&bytes, path)?;
+        WasmPlugin::from_bytes(runtime, path, &bytes, args_for)
+    }
+
+    /// As [`WasmPlugin::load`], from the bytes of the file at `path`.
+    pub fn from_bytes(
+        runtime: &Arc<Runtime>,
+        path: &Path,
+        bytes: &[u8],
+        args_for: &dyn Fn(&str) -> String,
+    ) -> anyhow::Result<WasmPlugin> {
+        let compiled = runtime.compile(bytes, path)?;
         let linker = runtime.linker_for(&compiled.component)?;
         let instance_pre = linker
             .instantiate_pre(&compiled.component)
@@ -100,6 +113,7 @@ impl WasmPlugin {
             pre,
             args: String::new(),
             pool: Mutex::new(Vec::new()),
+            instances: AtomicUsize::new(0),
         };
         plugin.version = plugin.identity.version().to_string();
         // One instance learns the name, is configured, and starts the pool.
@@ -124,6 +138,11 @@ impl WasmPlugin {
 
     pub fn identity(&self) -> &PluginIdentity {
         &self.identity
+    }
+
+    /// Live instances (pooled or in use).
+    pub fn instances(&self) -> usize {
+        self.instances.load(Ordering::Relaxed)
     }
 
     fn error(&self, message: impl Into<String>) -> PluginError {
@@ -202,6 +221,7 @@ impl WasmPlugin {
             .call_init(&mut store, &self.args)
             .map_err(|e| self.call_error("init", &store, e))?
             .map_err(|msg| self.error(format!("rejected its arguments: {msg}")))?;
+        self.instances.fetch_add(1, Ordering::Relaxed);
         Ok(Instance {
             store,
             bindings,
@@ -240,6 +260,8 @@ impl WasmPlugin {
         let r = f(self, &mut instance);
         if r.is_ok() {
             self.checkin(instance);
+        } else {
+            self.instances.fetch_sub(1, Ordering::Relaxed);
         }
         r
     }
@@ -549,6 +571,8 @@ pub struct ContractCosts {
     /// One call per node carrying the full node record (emulated as
     /// `sync-nodes` with that node, then `filter` of its slot).
     pub record_per_call_ns_per_node: f64,
+    /// One `filter` call over no nodes: the fixed cost of a call.
+    pub empty_call_ns: f64,
 }
 
 impl WasmPlugin {
@@ -570,6 +594,13 @@ impl WasmPlugin {
             api.call_filter(&mut i.store, &slots)
                 .map_err(|e| p.call_error("filter", &i.store, e))?;
             let batched = started.elapsed().as_nanos() as f64 / slots.len().max(1) as f64;
+            const CALLS: u32 = 20_000;
+            let started = std::time::Instant::now();
+            for _ in 0..CALLS {
+                api.call_filter(&mut i.store, &[])
+                    .map_err(|e| p.call_error("filter", &i.store, e))?;
+            }
+            let empty_call_ns = started.elapsed().as_nanos() as f64 / CALLS as f64;
             let fields = NodeFields::ALL;
             let started = std::time::Instant::now();
             for (slot, node) in snapshot.nodes().iter().enumerate() {
@@ -590,6 +621,7 @@ impl WasmPlugin {
             Ok(ContractCosts {
                 batched_ns_per_node: batched,
                 record_per_call_ns_per_node: per_call,
+                empty_call_ns,
             })
         })
     }
