@@ -125,6 +125,11 @@ impl ClusterState {
         self.forget_pod(&kube::pod_key(pod))
     }
 
+    /// Removes a pod by "namespace/name".
+    pub fn remove_pod_key(&mut self, key: &str) -> bool {
+        self.forget_pod(key)
+    }
+
     fn forget_pod(&mut self, key: &str) -> bool {
         let Some(old) = self.pods.remove(key) else {
             return false;

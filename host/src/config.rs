@@ -91,7 +91,7 @@ pub struct PluginConfig {
     pub args: serde_json::Value,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsSection {
     /// e.g. "1s", "250ms".

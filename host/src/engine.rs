@@ -17,6 +17,7 @@ use serde::Serialize;
 use sift_sdk::{Code, Pod, Status};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The knobs of the filter phase, named as in KubeSchedulerConfiguration.
 #[derive(Clone, Debug)]
@@ -117,10 +118,18 @@ struct PreFiltered<'a> {
     narrowed: Option<(BTreeSet<String>, BTreeSet<String>)>,
 }
 
+/// Told about every plugin call, e.g. to export metrics.
+pub trait CallObserver: Send + Sync {
+    /// `point` is "PreFilter" or "Filter"; `ok` is false when the call
+    /// failed (trap, deadline...), not when it rejected nodes.
+    fn plugin_call(&self, plugin: &str, point: &'static str, ok: bool, elapsed: Duration);
+}
+
 /// The filter phase with its round-robin position.
 pub struct Engine {
     plugins: Vec<ConfiguredPlugin>,
     options: EngineOptions,
+    observer: Option<Arc<dyn CallObserver>>,
     pool: rayon::ThreadPool,
     cores: usize,
     next_start_node_index: usize,
@@ -140,10 +149,20 @@ impl Engine {
         Ok(Engine {
             plugins,
             options,
+            observer: None,
             pool,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             next_start_node_index: 0,
         })
+    }
+
+    pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Engine {
+        self.observer = Some(observer);
+        self
+    }
+
+    pub fn options(&self) -> &EngineOptions {
+        &self.options
     }
 
     pub fn plugins(&self) -> &[ConfiguredPlugin] {
@@ -213,26 +232,27 @@ impl Engine {
             return out;
         }
 
-        let PreFiltered { active, narrowed } = match pre_filter(plugins, &cycle, &mut out) {
-            PreFilter::Proceed(p) => p,
-            PreFilter::Failed(error) => {
-                out.error = Some(error);
-                return out;
-            }
-            PreFilter::Rejected(status) => {
-                let diagnosis = Diagnosis {
-                    explicit: Vec::new(),
-                    pre_filter_msg: Some(status.message()),
-                    absent: Some(status.clone()),
-                };
-                out.message = Some(diagnosis.fit_error_message(num_all_nodes));
-                out.statuses = all
-                    .iter()
-                    .map(|&s| (snapshot.name(s).clone(), status.clone()))
-                    .collect();
-                return out;
-            }
-        };
+        let PreFiltered { active, narrowed } =
+            match pre_filter(plugins, &cycle, self.observer.as_deref(), &mut out) {
+                PreFilter::Proceed(p) => p,
+                PreFilter::Failed(error) => {
+                    out.error = Some(error);
+                    return out;
+                }
+                PreFilter::Rejected(status) => {
+                    let diagnosis = Diagnosis {
+                        explicit: Vec::new(),
+                        pre_filter_msg: Some(status.message()),
+                        absent: Some(status.clone()),
+                    };
+                    out.message = Some(diagnosis.fit_error_message(num_all_nodes));
+                    out.statuses = all
+                        .iter()
+                        .map(|&s| (snapshot.name(s).clone(), status.clone()))
+                        .collect();
+                    return out;
+                }
+            };
 
         // The nodes to check: all, or those the prepare steps kept.
         let mut diagnosis = Diagnosis::default();
@@ -330,7 +350,15 @@ impl Engine {
             let slots: Vec<u32> = (next..next + wave)
                 .map(|i| nodes[(start + i) % n])
                 .collect();
-            let eval = |c: &[u32]| evaluate(c, active, self.options.always_check_all_predicates);
+            let observer = self.observer.as_deref();
+            let eval = |c: &[u32]| {
+                evaluate(
+                    c,
+                    active,
+                    self.options.always_check_all_predicates,
+                    observer,
+                )
+            };
             let results: Vec<Vec<Verdict>> = if tasks == 1 {
                 vec![eval(&slots)]
             } else {
@@ -371,6 +399,7 @@ impl Engine {
 fn pre_filter<'a>(
     plugins: &'a [ConfiguredPlugin],
     cycle: &'a Cycle,
+    observer: Option<&dyn CallObserver>,
     out: &mut CycleOutcome,
 ) -> PreFilter<'a> {
     let mut active: Vec<Active<'a>> = Vec::new();
@@ -379,7 +408,12 @@ fn pre_filter<'a>(
     let mut unschedulable: Option<NodeStatus> = None;
     for cp in plugins {
         let name = cp.plugin.name();
-        let prepared = match cp.plugin.prepare(cycle) {
+        let started = Instant::now();
+        let prepared = cp.plugin.prepare(cycle);
+        if let Some(o) = observer {
+            o.plugin_call(name, "PreFilter", prepared.is_ok(), started.elapsed());
+        }
+        let prepared = match prepared {
             Ok(p) => p,
             Err(e) if cp.ignorable => {
                 out.ignored_errors.push(e.to_string());
@@ -456,7 +490,12 @@ enum Verdict {
 /// Runs the active filters over one chunk of nodes: each filter sees the
 /// nodes every earlier filter passed (all of them with
 /// `always_check_all_predicates`).
-fn evaluate(slots: &[u32], active: &[Active<'_>], check_all: bool) -> Vec<Verdict> {
+fn evaluate(
+    slots: &[u32],
+    active: &[Active<'_>],
+    check_all: bool,
+    observer: Option<&dyn CallObserver>,
+) -> Vec<Verdict> {
     let mut verdicts: Vec<Verdict> = slots
         .iter()
         .map(|_| Verdict::Feasible {
@@ -474,7 +513,12 @@ fn evaluate(slots: &[u32], active: &[Active<'_>], check_all: bool) -> Vec<Verdic
         batch.clear();
         batch.extend(candidates.iter().map(|&i| slots[i]));
         rejections.clear();
-        if let Err(e) = a.filter.filter(&batch, &mut rejections) {
+        let started = Instant::now();
+        let result = a.filter.filter(&batch, &mut rejections);
+        if let Some(o) = observer {
+            o.plugin_call(&a.name, "Filter", result.is_ok(), started.elapsed());
+        }
+        if let Err(e) = result {
             // The whole batch failed (trap, deadline...): an Error for each.
             rejections.clear();
             let status = Arc::new(Status::error(e.message));

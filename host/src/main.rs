@@ -25,6 +25,10 @@ struct Cli {
     /// Log level for sift and plugin log calls: error, warn, info, debug, trace.
     #[arg(long, global = true, default_value = "warn", env = "SIFT_LOG")]
     log_level: String,
+    /// Log format: text for people, json (one object per line) for
+    /// collectors.
+    #[arg(long, global = true, value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -37,7 +41,8 @@ const EXAMPLES: &str = "Examples:
   sift conformance --plugin my_plugin.wasm my-cases/
   sift plugins list
   sift plugins inspect my_plugin.wasm
-  sift bench --nodes 5000";
+  sift bench --nodes 5000
+  sift serve --listen 0.0.0.0:8888 --cluster cluster.json --log-level info";
 
 #[derive(Subcommand)]
 enum Command {
@@ -56,6 +61,16 @@ enum Command {
     /// Measure pods/s of the filter phase on a synthetic cluster, Wasm
     /// plugins against the same predicates compiled natively.
     Bench(bench::BenchArgs),
+    /// Serve as a kube-scheduler extender (filter verb) over HTTP, with
+    /// hot-loaded plugins, /metrics, /healthz, /readyz and /status.
+    ///
+    /// Requests carrying `Nodes` (nodeCacheCapable: false) are answered from
+    /// those node objects; requests carrying `NodeNames` from sift's own
+    /// cluster state: --cluster files (reloaded on change) plus Node and
+    /// Pod watch events POSTed to /cluster. Every node the scheduler sends
+    /// is evaluated (it sampled already). SIGHUP rescans; SIGTERM/SIGINT
+    /// stop after the requests in flight.
+    Serve(sift_host::serve::ServeArgs),
 }
 
 #[derive(Args)]
@@ -98,6 +113,12 @@ struct FilterArgs {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Table,
     Json,
@@ -132,10 +153,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().init(),
+    }
     match run(cli.command) {
         Ok(code) => code,
         Err(e) => {
@@ -152,6 +176,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Plugins(PluginsCommand::List { source }) => plugins_list(source),
         Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
         Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Serve(a) => serve(a),
     }
 }
 
@@ -247,6 +272,21 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn serve(a: sift_host::serve::ServeArgs) -> Result<ExitCode> {
+    let config = load_config(a.config.as_deref())?;
+    let source = PluginSource {
+        config: a.config.clone(),
+        plugins_dir: a.plugins_dir.clone(),
+        native: false,
+    };
+    let dir = plugins_dir(&source, &config).ok_or_else(|| {
+        anyhow!("no plugins directory: pass --plugins DIR (or set pluginsDir in the config)")
+    })?;
+    let runtime = runtime(&config)?;
+    sift_host::serve::run(a, runtime, config, dir)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn conformance_cmd(a: ConformanceArgs) -> Result<ExitCode> {

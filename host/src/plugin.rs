@@ -75,6 +75,10 @@ pub trait FilterPlugin: Send + Sync {
     fn name(&self) -> &str;
     /// Content hash of the component, or "native".
     fn version(&self) -> &str;
+    /// Live instances (Wasm); 0 for native plugins.
+    fn instances(&self) -> usize {
+        0
+    }
     /// Runs the plugin's prepare step for the cycle's pod.
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError>;
 }

@@ -342,6 +342,10 @@ impl FilterPlugin for WasmPlugin {
         &self.version
     }
 
+    fn instances(&self) -> usize {
+        WasmPlugin::instances(self)
+    }
+
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {
         let pod = pod_to_wire(&cycle.pod);
         let outcome = self.with_instance(|p, i| p.prepare_on(i, cycle, &pod))?;

@@ -1,0 +1,711 @@
+//! `sift serve`: a kube-scheduler extender (filter verb) over HTTP, with
+//! hot-loaded plugins, a cluster state fed by files and informer-style
+//! events, Prometheus metrics, and graceful shutdown.
+//!
+//! HTTP is axum on tokio (the Rust ecosystem's standard server stack);
+//! filtering runs on tokio's blocking threads and the engine's rayon pool,
+//! never on the async workers. Admission is bounded: `max_in_flight`
+//! requests evaluate, `max_queue` more wait, the rest get 503 with
+//! Retry-After (kube-scheduler treats that as an extender error, which an
+//! `ignorable` extender survives).
+
+use crate::cluster::ClusterState;
+use crate::config::Config;
+use crate::extender::{ExtenderArgs, ExtenderFilterResult, filter_result};
+use crate::input::Objects;
+use crate::kube;
+use crate::metrics::{CodeLabel, Metrics, PluginLabel, ResultLabel};
+use crate::reload::{Profile, ReloadStatus, Reloader};
+use crate::runtime::Runtime;
+use anyhow::{Context, Result, anyhow};
+use arc_swap::ArcSwap;
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use k8s_openapi::api::core::v1 as k8s;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+use tokio::sync::Semaphore;
+
+#[derive(clap::Args, Clone)]
+pub struct ServeArgs {
+    /// Address to listen on (port 0 picks a free port; the address is
+    /// printed on stdout as "listening on ADDR").
+    #[arg(long, default_value = "127.0.0.1:8888")]
+    pub listen: SocketAddr,
+    /// sift configuration (YAML); watched and reloaded on change.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
+    /// Directory of plugin components; watched: components added, changed
+    /// or removed are loaded or unloaded while serving.
+    #[arg(long = "plugins", value_name = "DIR")]
+    pub plugins_dir: Option<PathBuf>,
+    /// Nodes and bound pods (kubectl JSON/YAML) for nodeCacheCapable
+    /// requests; reloaded when they change. POST /cluster adds informer
+    /// events on top. Repeatable.
+    #[arg(long, value_name = "FILE")]
+    pub cluster: Vec<PathBuf>,
+    /// The extender's filterVerb: sift answers POST <prefix>/<verb> for any
+    /// prefix, so the urlPrefix in kube-scheduler's config is free.
+    #[arg(long, default_value = "filter")]
+    pub filter_verb: String,
+    /// Filter requests evaluated at the same time.
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_in_flight: u32,
+    /// Filter requests allowed to wait for a slot; beyond that, 503 with
+    /// Retry-After.
+    #[arg(long, default_value_t = 64)]
+    pub max_queue: usize,
+    /// Largest request body accepted (e.g. 64Mi); larger bodies get 413.
+    #[arg(long, default_value = "64Mi")]
+    pub max_body: String,
+}
+
+/// Why the reload thread wakes up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Trigger {
+    Plugins,
+    Cluster,
+    Stop,
+}
+
+/// Everything the handlers share.
+struct Server {
+    profile: Arc<ArcSwap<Profile>>,
+    reload_status: Arc<Mutex<ReloadStatus>>,
+    cluster: Mutex<ClusterFeed>,
+    metrics: Arc<Metrics>,
+    permits: Semaphore,
+    waiting: AtomicUsize,
+    max_queue: usize,
+    filter_verb: String,
+    ready: AtomicBool,
+}
+
+/// The cluster state with what came from `--cluster` files, so a file
+/// change can remove what the file no longer holds.
+struct ClusterFeed {
+    state: ClusterState,
+    files: Vec<PathBuf>,
+    file_nodes: BTreeSet<String>,
+    file_pods: BTreeSet<String>,
+    file_error: Option<String>,
+}
+
+impl ClusterFeed {
+    fn reload_files(&mut self) -> Result<()> {
+        if self.files.is_empty() {
+            return Ok(());
+        }
+        let objects = Objects::read_files(&self.files)?;
+        let mut nodes = BTreeSet::new();
+        let mut pods = BTreeSet::new();
+        let mut models = Vec::new();
+        for (obj, origin) in &objects.nodes {
+            let node = kube::node(obj).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+            nodes.insert(node.name.clone());
+            models.push(node);
+        }
+        for (pod, origin) in &objects.pods {
+            kube::pod_resources(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+            pods.insert(kube::pod_key(pod));
+        }
+        for gone in self.file_nodes.difference(&nodes) {
+            self.state.remove_node(gone);
+        }
+        for node in models {
+            self.state.upsert_node(node);
+        }
+        for (pod, _) in &objects.pods {
+            self.state.upsert_pod(pod)?;
+        }
+        for gone in self.file_pods.difference(&pods) {
+            self.state.remove_pod_key(gone);
+        }
+        self.file_nodes = nodes;
+        self.file_pods = pods;
+        Ok(())
+    }
+}
+
+/// Parses a size such as "64Mi" or "1000000".
+fn parse_size(s: &str) -> Result<usize> {
+    let q = sift_sdk::Quantity::parse(s).map_err(|e| anyhow!("--max-body {s:?}: {e}"))?;
+    let v = q.value();
+    if v < 1024 {
+        anyhow::bail!("--max-body {s:?} is below 1Ki");
+    }
+    Ok(v as usize)
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| {
+        std::env::current_dir()
+            .map(|d| d.join(p))
+            .unwrap_or_else(|_| p.to_path_buf())
+    })
+}
+
+/// Runs the server until SIGTERM or SIGINT; in-flight requests finish.
+pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf) -> Result<()> {
+    let max_body = parse_size(&args.max_body)?;
+    let metrics = Arc::new(Metrics::new());
+    let dir = absolute(&dir);
+    let config_path = args.config.as_deref().map(absolute);
+    let mut reloader = Reloader::start(
+        runtime,
+        dir.clone(),
+        config_path.clone(),
+        config,
+        metrics.clone(),
+    )?;
+    let cluster_files: Vec<PathBuf> = args.cluster.iter().map(|p| absolute(p)).collect();
+    let mut feed = ClusterFeed {
+        state: ClusterState::default(),
+        files: cluster_files.clone(),
+        file_nodes: BTreeSet::new(),
+        file_pods: BTreeSet::new(),
+        file_error: None,
+    };
+    feed.reload_files()?;
+    let server = Arc::new(Server {
+        profile: reloader.profile(),
+        reload_status: reloader.status(),
+        cluster: Mutex::new(feed),
+        metrics: metrics.clone(),
+        permits: Semaphore::new(args.max_in_flight as usize),
+        waiting: AtomicUsize::new(0),
+        max_queue: args.max_queue,
+        filter_verb: args.filter_verb.clone(),
+        ready: AtomicBool::new(true),
+    });
+
+    // File events and SIGHUP wake the reload thread, which owns the reloader.
+    let (tx, rx) = mpsc::channel::<Trigger>();
+    let _watcher = watch(&dir, config_path.as_deref(), &cluster_files, tx.clone())?;
+    let reload_server = server.clone();
+    let reload_thread = std::thread::Builder::new()
+        .name("sift-reload".into())
+        .spawn(move || {
+            while let Ok(first) = rx.recv() {
+                let mut triggers: HashSet<Trigger> = HashSet::from([first]);
+                triggers.extend(rx.try_iter());
+                if triggers.contains(&Trigger::Stop) {
+                    break;
+                }
+                if triggers.contains(&Trigger::Plugins) {
+                    reloader.rescan();
+                }
+                if triggers.contains(&Trigger::Cluster) {
+                    reload_server.reload_cluster();
+                }
+            }
+        })
+        .context("cannot start the reload thread")?;
+
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("sift-http")
+        .build()
+        .context("cannot start the HTTP runtime")?;
+    let hup = tx.clone();
+    let result = rt.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let addr = listener.local_addr()?;
+        println!("listening on {addr}");
+        tracing::info!(%addr, "sift serve listening");
+        let app = Router::new()
+            .route("/healthz", get(|| async { "ok" }))
+            .route("/readyz", get(readyz))
+            .route("/status", get(status))
+            .route("/metrics", get(metrics_text))
+            .route("/cluster", post(cluster_events))
+            .route("/{*path}", post(filter))
+            .layer(DefaultBodyLimit::max(max_body))
+            .with_state(server.clone());
+        tokio::spawn(async move {
+            let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            else {
+                return;
+            };
+            while s.recv().await.is_some() {
+                tracing::info!("SIGHUP: rescanning plugins, config and cluster files");
+                let _ = hup.send(Trigger::Plugins);
+                let _ = hup.send(Trigger::Cluster);
+            }
+        });
+        axum::serve(listener, app)
+            .with_graceful_shutdown(shutdown_signal(server.clone()))
+            .await
+            .context("HTTP server failed")
+    });
+    let _ = tx.send(Trigger::Stop);
+    let _ = reload_thread.join();
+    tracing::info!("sift serve stopped");
+    result
+}
+
+async fn shutdown_signal(server: Arc<Server>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        _ = term.recv() => {},
+        _ = int.recv() => {},
+    }
+    server.ready.store(false, Ordering::Relaxed);
+    tracing::info!("shutting down: no new connections, finishing requests in flight");
+}
+
+/// Watches the plugins directory, the config file and the cluster files;
+/// events are debounced (a burst of writes is one rescan).
+fn watch(
+    dir: &Path,
+    config: Option<&Path>,
+    cluster: &[PathBuf],
+    tx: mpsc::Sender<Trigger>,
+) -> Result<
+    notify_debouncer_full::Debouncer<
+        notify::RecommendedWatcher,
+        notify_debouncer_full::RecommendedCache,
+    >,
+> {
+    use notify::RecursiveMode;
+    let config_owned = config.map(Path::to_path_buf);
+    let dir_owned = dir.to_path_buf();
+    let cluster_owned: Vec<PathBuf> = cluster.to_vec();
+    let mut debouncer = notify_debouncer_full::new_debouncer(
+        Duration::from_millis(200),
+        None,
+        move |result: notify_debouncer_full::DebounceEventResult| {
+            let Ok(events) = result else {
+                let _ = tx.send(Trigger::Plugins);
+                return;
+            };
+            let mut plugins = false;
+            let mut cluster = false;
+            for e in &events {
+                for p in &e.paths {
+                    if p.starts_with(&dir_owned) || Some(p) == config_owned.as_ref() {
+                        plugins = true;
+                    }
+                    if cluster_owned.contains(p) {
+                        cluster = true;
+                    }
+                }
+            }
+            if plugins {
+                let _ = tx.send(Trigger::Plugins);
+            }
+            if cluster {
+                let _ = tx.send(Trigger::Cluster);
+            }
+        },
+    )
+    .context("cannot start the file watcher")?;
+    debouncer
+        .watch(dir, RecursiveMode::NonRecursive)
+        .with_context(|| format!("cannot watch {}", dir.display()))?;
+    let mut parents: BTreeSet<PathBuf> = BTreeSet::new();
+    for f in config
+        .into_iter()
+        .chain(cluster.iter().map(PathBuf::as_path))
+    {
+        if let Some(parent) = f.parent() {
+            parents.insert(parent.to_path_buf());
+        }
+    }
+    for p in parents {
+        if p != dir {
+            debouncer
+                .watch(&p, RecursiveMode::NonRecursive)
+                .with_context(|| format!("cannot watch {}", p.display()))?;
+        }
+    }
+    Ok(debouncer)
+}
+
+/// A 400 naming what is wrong with the body.
+fn bad_request(message: String) -> Response {
+    (
+        StatusCode::BAD_REQUEST,
+        axum::Json(json!({ "error": message })),
+    )
+        .into_response()
+}
+
+/// Deserializes with the JSON path of the first problem in the error.
+fn from_value<T: serde::de::DeserializeOwned>(value: Value, path: &str) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let inner = e.path().to_string();
+        let at = match (path.is_empty(), inner == ".") {
+            (true, _) => inner,
+            (false, true) => path.to_string(),
+            (false, false) => format!("{path}.{inner}"),
+        };
+        format!("{at}: {}", e.inner())
+    })
+}
+
+fn parse_json(body: &[u8]) -> Result<Value, String> {
+    serde_json::from_slice(body).map_err(|e| format!("body is not JSON: {e}"))
+}
+
+impl Server {
+    fn reload_cluster(&self) {
+        let Ok(mut feed) = self.cluster.lock() else {
+            return;
+        };
+        match feed.reload_files() {
+            Ok(()) => {
+                feed.file_error = None;
+                tracing::info!(
+                    nodes = feed.state.node_count(),
+                    pods = feed.state.pod_count(),
+                    "cluster files reloaded"
+                );
+            }
+            Err(e) => {
+                tracing::error!("cluster files not reloaded, the previous state stays: {e:#}");
+                feed.file_error = Some(format!("{e:#}"));
+            }
+        }
+    }
+
+    /// Answers one filter request (on a blocking thread).
+    fn filter(&self, body: &[u8]) -> Result<ExtenderFilterResult, String> {
+        let args: ExtenderArgs = from_value(parse_json(body)?, "")?;
+        let pod: k8s::Pod = from_value(args.pod, "Pod")?;
+        let pod = kube::pod(&pod).map_err(|e| format!("Pod: {e:#}"))?;
+        let mut objects: Option<Vec<(String, Value)>> = None;
+        let mut names: Vec<String> = Vec::new();
+        let mut models = Vec::new();
+        match (args.nodes, args.node_names) {
+            (Some(list), _) => {
+                let mut kept = Vec::with_capacity(list.items.len());
+                for (i, item) in list.items.into_iter().enumerate() {
+                    let path = format!("Nodes.items[{i}]");
+                    let node: k8s::Node = from_value(item.clone(), &path)?;
+                    let model = kube::node(&node).map_err(|e| format!("{path}: {e:#}"))?;
+                    if model.name.is_empty() {
+                        return Err(format!("{path}.metadata.name: missing"));
+                    }
+                    names.push(model.name.clone());
+                    kept.push((model.name.clone(), item));
+                    models.push(model);
+                }
+                objects = Some(kept);
+            }
+            (None, Some(n)) => names = n,
+            (None, None) => return Err("neither Nodes nor NodeNames is set".into()),
+        }
+        let (snapshot, candidates, unknown) = {
+            let mut feed = self
+                .cluster
+                .lock()
+                .map_err(|_| "cluster state unavailable".to_string())?;
+            for m in models {
+                feed.state.upsert_node(m);
+            }
+            let snapshot = feed.state.snapshot();
+            let mut seen = HashSet::new();
+            let mut candidates = Vec::with_capacity(names.len());
+            let mut unknown = Vec::new();
+            for n in &names {
+                if !seen.insert(n.as_str()) {
+                    continue;
+                }
+                match snapshot.slot_of(n) {
+                    Some(slot) => candidates.push(slot),
+                    None => unknown.push(n.clone()),
+                }
+            }
+            (snapshot, candidates, unknown)
+        };
+        let profile = self.profile.load_full();
+        let mut result = if candidates.is_empty() {
+            let mut r = ExtenderFilterResult::default();
+            if objects.is_some() {
+                r.nodes = Some(Default::default());
+            } else {
+                r.node_names = Some(Vec::new());
+            }
+            r
+        } else {
+            let outcome = profile.engine.filter_candidates(
+                profile.engine.plugins(),
+                &snapshot,
+                pod,
+                &candidates,
+            );
+            for e in &outcome.ignored_errors {
+                tracing::warn!("ignored plugin error: {e}");
+            }
+            if let Some(e) = &outcome.error {
+                tracing::warn!("filter request failed: {e}");
+            }
+            filter_result(&outcome, objects)
+        };
+        for n in unknown {
+            result
+                .failed_nodes
+                .insert(n, "node is not in sift's cluster state".into());
+        }
+        Ok(result)
+    }
+
+    /// Applies informer-style events to the cluster state.
+    fn cluster_events(&self, body: &[u8]) -> Result<Value, String> {
+        let value = parse_json(body)?;
+        let events: Vec<(String, Value)> = match value {
+            Value::Array(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (format!("[{i}]"), v))
+                .collect(),
+            v => vec![(String::new(), v)],
+        };
+        let mut parsed = Vec::with_capacity(events.len());
+        for (at, v) in events {
+            let e: WatchEvent = from_value(v, &at)?;
+            let kind = e.object.get("kind").and_then(Value::as_str).unwrap_or("");
+            let object_at = if at.is_empty() {
+                "object".to_string()
+            } else {
+                format!("{at}.object")
+            };
+            let change = match kind {
+                "Node" => Change::Node(Box::new(from_value(e.object, &object_at)?)),
+                "Pod" => Change::Pod(Box::new(from_value(e.object, &object_at)?)),
+                other => {
+                    return Err(format!("{object_at}.kind: {other:?} is not Node or Pod"));
+                }
+            };
+            match e.kind.as_str() {
+                "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" => {}
+                other => {
+                    return Err(format!(
+                        "{at}{}type: {other:?} is not ADDED, MODIFIED, DELETED or BOOKMARK",
+                        if at.is_empty() { "" } else { "." }
+                    ));
+                }
+            }
+            parsed.push((e.kind, change, object_at));
+        }
+        let mut feed = self
+            .cluster
+            .lock()
+            .map_err(|_| "cluster state unavailable".to_string())?;
+        let mut changed = 0;
+        for (kind, change, at) in parsed {
+            let did = match (kind.as_str(), change) {
+                ("BOOKMARK", _) => false,
+                ("DELETED", Change::Node(n)) => feed
+                    .state
+                    .remove_node(n.metadata.name.as_deref().unwrap_or_default()),
+                ("DELETED", Change::Pod(p)) => feed.state.remove_pod(&p),
+                (_, Change::Node(n)) => {
+                    let model = kube::node(&n).map_err(|e| format!("{at}: {e:#}"))?;
+                    if model.name.is_empty() {
+                        return Err(format!("{at}.metadata.name: missing"));
+                    }
+                    feed.state.upsert_node(model)
+                }
+                (_, Change::Pod(p)) => feed
+                    .state
+                    .upsert_pod(&p)
+                    .map_err(|e| format!("{at}: {e:#}"))?,
+            };
+            changed += usize::from(did);
+        }
+        Ok(json!({
+            "changed": changed,
+            "nodes": feed.state.node_count(),
+            "pods": feed.state.pod_count(),
+        }))
+    }
+}
+
+/// A Kubernetes watch event, as `kubectl get -w --output-watch-events -o
+/// json` prints it.
+#[derive(Deserialize)]
+struct WatchEvent {
+    #[serde(rename = "type")]
+    kind: String,
+    object: Value,
+}
+
+enum Change {
+    Node(Box<k8s::Node>),
+    Pod(Box<k8s::Pod>),
+}
+
+async fn filter(
+    State(s): State<Arc<Server>>,
+    UrlPath(path): UrlPath<String>,
+    body: Bytes,
+) -> Response {
+    if path.rsplit('/').next() != Some(s.filter_verb.as_str()) {
+        return (
+            StatusCode::NOT_FOUND,
+            format!(
+                "sift answers POST <prefix>/{} (the filter verb), /cluster\n",
+                s.filter_verb
+            ),
+        )
+            .into_response();
+    }
+    // Admission: a free slot, or a bounded wait for one.
+    let permit = match s.permits.try_acquire() {
+        Ok(p) => p,
+        Err(_) => {
+            if s.waiting.fetch_add(1, Ordering::SeqCst) >= s.max_queue {
+                s.waiting.fetch_sub(1, Ordering::SeqCst);
+                return respond(&s, overloaded());
+            }
+            s.metrics.queue_depth.inc();
+            let p = s.permits.acquire().await;
+            s.waiting.fetch_sub(1, Ordering::SeqCst);
+            s.metrics.queue_depth.dec();
+            match p {
+                Ok(p) => p,
+                Err(_) => return respond(&s, overloaded()),
+            }
+        }
+    };
+    s.metrics.in_flight.inc();
+    let started = Instant::now();
+    let worker = s.clone();
+    let outcome = tokio::task::spawn_blocking(move || worker.filter(&body)).await;
+    drop(permit);
+    s.metrics.in_flight.dec();
+    let elapsed = started.elapsed().as_secs_f64();
+    let response = match outcome {
+        Ok(Ok(result)) => {
+            let ok = result.error.is_empty();
+            s.metrics
+                .filter_duration
+                .get_or_create(&ResultLabel {
+                    result: if ok { "success" } else { "error" }.into(),
+                })
+                .observe(elapsed);
+            let feasible = result
+                .node_names
+                .as_ref()
+                .map(Vec::len)
+                .or(result.nodes.as_ref().map(|n| n.items.len()))
+                .unwrap_or(0);
+            s.metrics.feasible_nodes.observe(feasible as f64);
+            (StatusCode::OK, axum::Json(result)).into_response()
+        }
+        Ok(Err(message)) => bad_request(message),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("filter request failed: {e}\n"),
+        )
+            .into_response(),
+    };
+    respond(&s, response)
+}
+
+fn overloaded() -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "1")],
+        "sift is at its request limit (--max-in-flight, --max-queue); retry\n",
+    )
+        .into_response()
+}
+
+fn respond(s: &Server, r: Response) -> Response {
+    s.metrics
+        .requests
+        .get_or_create(&CodeLabel {
+            code: r.status().as_u16().to_string(),
+        })
+        .inc();
+    r
+}
+
+async fn cluster_events(State(s): State<Arc<Server>>, body: Bytes) -> Response {
+    let worker = s.clone();
+    match tokio::task::spawn_blocking(move || worker.cluster_events(&body)).await {
+        Ok(Ok(v)) => (StatusCode::OK, axum::Json(v)).into_response(),
+        Ok(Err(message)) => bad_request(message),
+        Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")).into_response(),
+    }
+}
+
+async fn readyz(State(s): State<Arc<Server>>) -> Response {
+    let profile = s.profile.load();
+    if !s.ready.load(Ordering::Relaxed) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    if profile.generation == 0 || profile.engine.plugins().is_empty() {
+        return (StatusCode::SERVICE_UNAVAILABLE, "no plugin loaded\n").into_response();
+    }
+    (StatusCode::OK, "ok\n").into_response()
+}
+
+async fn status(State(s): State<Arc<Server>>) -> Response {
+    let profile = s.profile.load();
+    let reload = s
+        .reload_status
+        .lock()
+        .map(|r| r.clone())
+        .unwrap_or_default();
+    let cluster = s.cluster.lock().map(|f| {
+        json!({
+            "nodes": f.state.node_count(),
+            "pods": f.state.pod_count(),
+            "files": f.files,
+            "fileError": f.file_error,
+        })
+    });
+    axum::Json(json!({
+        "profileGeneration": profile.generation,
+        "plugins": profile.plugins,
+        "reload": reload,
+        "cluster": cluster.unwrap_or(Value::Null),
+    }))
+    .into_response()
+}
+
+async fn metrics_text(State(s): State<Arc<Server>>) -> Response {
+    let profile = s.profile.load();
+    for p in profile.engine.plugins() {
+        s.metrics
+            .plugin_instances
+            .get_or_create(&PluginLabel {
+                plugin: p.plugin.name().to_string(),
+            })
+            .set(p.plugin.instances() as i64);
+    }
+    if let Ok(f) = s.cluster.lock() {
+        s.metrics.cluster_nodes.set(f.state.node_count() as i64);
+        s.metrics.cluster_pods.set(f.state.pod_count() as i64);
+    }
+    (
+        [(
+            header::CONTENT_TYPE,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        )],
+        s.metrics.encode(),
+    )
+        .into_response()
+}
