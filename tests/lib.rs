@@ -68,3 +68,92 @@ pub fn pod() -> Pod {
         ..Default::default()
     }
 }
+
+/// Plugin fixtures: hand-written core modules (WAT) implementing the
+/// contract's canonical ABI, wrapped into components with wit-component.
+pub mod fixtures {
+    pub const FAKE_WASI: &str = "package wasi:sockets@0.2.0;
+    interface tcp-create-socket { create-tcp-socket: func(family: u8) -> u32; }";
+
+    pub const FIXTURE_WIT: &str = "package sift:fixture;
+    interface other { hello: func() -> u32; }
+    world plugin { import sift:predicate/log@0.1.0; export sift:predicate/predicate@0.1.0; }
+    world plugin-with-sockets { import wasi:sockets/tcp-create-socket@0.2.0; export sift:predicate/predicate@0.1.0; }
+    world wrong { export other; }";
+
+    /// A core module implementing the contract. `prepare` and `filter` run the
+    /// given instructions first, then answer "proceed" / "no rejections".
+    pub fn plugin_wat(
+        name: &str,
+        imports: &str,
+        init: &str,
+        prepare: &str,
+        filter: &str,
+    ) -> String {
+        format!(
+            r#"(module
+      {imports}
+      (memory (export "memory") 1)
+      (global $heap (mut i32) (i32.const 4096))
+      (func (export "cabi_realloc") (param $old i32) (param $old_size i32) (param $align i32) (param $size i32) (result i32)
+        (local $ptr i32)
+        (local.set $ptr (i32.and (i32.add (global.get $heap) (i32.sub (local.get $align) (i32.const 1)))
+                                 (i32.sub (i32.const 0) (local.get $align))))
+        (global.set $heap (i32.add (local.get $ptr) (local.get $size)))
+        (block $ok
+          (br_if $ok (i32.le_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536))))
+          (drop (memory.grow (i32.add (i32.const 1)
+            (i32.div_u (i32.sub (global.get $heap) (i32.mul (memory.size) (i32.const 65536))) (i32.const 65536))))))
+        (local.get $ptr))
+      (data (i32.const 16) "{name}")
+      (data (i32.const 48) "bad args")
+      (func (export "sift:predicate/predicate@0.1.0#describe") (result i32)
+        (i32.store (i32.const 64) (i32.const 16))
+        (i32.store (i32.const 68) (i32.const {len}))
+        (i32.store8 (i32.const 72) (i32.const 0))
+        (i32.const 64))
+      (func (export "sift:predicate/predicate@0.1.0#init") (param i32 i32) (result i32)
+        (i32.store8 (i32.const 80) (i32.const 0))
+        {init}
+        (i32.const 80))
+      (func (export "sift:predicate/predicate@0.1.0#sync-nodes") (param i32 i32 i32 i32))
+      (func (export "sift:predicate/predicate@0.1.0#prepare") (param i32) (result i32)
+        {prepare}
+        (i32.store8 (i32.const 96) (i32.const 0))
+        (i32.const 96))
+      (func (export "sift:predicate/predicate@0.1.0#filter") (param $slots i32) (param $len i32) (result i32)
+        {filter}
+        (i32.store (i32.const 112) (i32.const 0))
+        (i32.store (i32.const 116) (i32.const 0))
+        (i32.const 112))
+    )"#,
+            len = name.len()
+        )
+    }
+
+    pub fn componentize(wat: &str, world: &str) -> Vec<u8> {
+        let mut module = wat::parse_str(wat).expect("fixture WAT parses");
+        let mut resolve = wit_parser::Resolve::default();
+        let contract =
+            std::fs::read_to_string(crate::workspace_root().join("wit/0.1.0/predicate.wit"))
+                .unwrap();
+        resolve.push_str("predicate.wit", &contract).unwrap();
+        resolve.push_str("wasi.wit", FAKE_WASI).unwrap();
+        let pkg = resolve.push_str("fixture.wit", FIXTURE_WIT).unwrap();
+        let world = resolve.select_world(&[pkg], Some(world)).unwrap();
+        wit_component::embed_component_metadata(
+            &mut module,
+            &resolve,
+            world,
+            wit_component::StringEncoding::UTF8,
+            false,
+        )
+        .unwrap();
+        wit_component::ComponentEncoder::default()
+            .module(&module)
+            .unwrap()
+            .validate(true)
+            .encode()
+            .expect("fixture encodes as a component")
+    }
+}

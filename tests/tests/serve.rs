@@ -1,0 +1,584 @@
+//! `sift serve` end to end on loopback: the extender protocol as
+//! kube-scheduler speaks it (both nodeCacheCapable modes), malformed
+//! bodies, informer events, backpressure, graceful shutdown, and plugin
+//! files replaced under load.
+
+use serde_json::{Value, json};
+use sift_tests::fixtures::{componentize, plugin_wat};
+use sift_tests::{plugins_dir, sift_bin, temp_dir, workspace_root};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// A running `sift serve`, killed on drop.
+struct Server {
+    child: Child,
+    base: String,
+    agent: ureq::Agent,
+}
+
+impl Server {
+    fn start(args: &[&str]) -> Server {
+        let mut child = Command::new(sift_bin())
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sift serve starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut line)
+            .expect("sift serve prints its address");
+        let addr = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_string();
+        Server {
+            child,
+            base: format!("http://{addr}"),
+            agent: agent(),
+        }
+    }
+
+    fn post(&self, path: &str, body: &str) -> (u16, String, Option<String>) {
+        post(&self.agent, &format!("{}{path}", self.base), body)
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        let mut r = self
+            .agent
+            .get(&format!("{}{path}", self.base))
+            .call()
+            .expect("GET answered");
+        (
+            r.status().as_u16(),
+            r.body_mut().read_to_string().unwrap_or_default(),
+        )
+    }
+
+    fn status(&self) -> Value {
+        serde_json::from_str(&self.get("/status").1).expect("/status is JSON")
+    }
+
+    fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([&format!("-{sig}"), &self.child.id().to_string()])
+            .status()
+            .expect("kill runs")
+            .success();
+        assert!(ok, "kill -{sig}");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+/// (status, body, Retry-After)
+fn post(agent: &ureq::Agent, url: &str, body: &str) -> (u16, String, Option<String>) {
+    let mut r = agent
+        .post(url)
+        .header("Content-Type", "application/json")
+        .send(body)
+        .expect("POST answered");
+    let retry = r
+        .headers()
+        .get("retry-after")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    (
+        r.status().as_u16(),
+        r.body_mut().read_to_string().unwrap_or_default(),
+        retry,
+    )
+}
+
+fn demo_cluster() -> PathBuf {
+    workspace_root().join("tests/data/demo/cluster.json")
+}
+
+fn demo_nodes() -> Vec<Value> {
+    let list: Value =
+        serde_json::from_str(&std::fs::read_to_string(demo_cluster()).unwrap()).unwrap();
+    list["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] == "Node")
+        .cloned()
+        .collect()
+}
+
+fn names(nodes: &[Value]) -> Vec<String> {
+    nodes
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// A pod with a host port and requests, as kube-scheduler serializes it.
+fn web_pod() -> Value {
+    json!({
+        "metadata": {"name": "web", "namespace": "shop", "uid": "1f0c"},
+        "spec": {"containers": [{"name": "web", "image": "web:1",
+            "ports": [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}],
+            "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}]},
+        "status": {"phase": "Pending"}
+    })
+}
+
+#[test]
+fn both_node_cache_modes_answer_as_kube_scheduler_expects() {
+    let s = Server::start(&[
+        "--plugins",
+        plugins_dir().to_str().unwrap(),
+        "--cluster",
+        demo_cluster().to_str().unwrap(),
+    ]);
+    let nodes = demo_nodes();
+    // nodeCacheCapable: true. Go encodes the nil Nodes pointer as null.
+    let mut all = names(&nodes);
+    all.push("not-a-node".into());
+    let body = json!({"Pod": web_pod(), "Nodes": null, "NodeNames": all}).to_string();
+    let (code, text, _) = s.post("/scheduler/filter", &body);
+    assert_eq!(code, 200, "{text}");
+    let by_names: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(by_names["Error"], "");
+    assert!(by_names.get("Nodes").is_none_or(Value::is_null));
+    let feasible: Vec<&str> = by_names["NodeNames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(!feasible.is_empty() && feasible.len() < nodes.len());
+    let failed = by_names["FailedNodes"].as_object().unwrap();
+    let unresolvable = by_names["FailedAndUnresolvableNodes"].as_object().unwrap();
+    assert_eq!(failed["not-a-node"], "node is not in sift's cluster state");
+    // Every node is answered exactly once.
+    assert_eq!(
+        feasible.len() + failed.len() + unresolvable.len(),
+        nodes.len() + 1
+    );
+    // Taints and cordons cannot be preempted away; port conflicts can.
+    assert!(
+        unresolvable
+            .values()
+            .all(|m| m == "node(s) had untolerated taint(s)" || m == "node(s) were unschedulable"),
+        "{unresolvable:?}"
+    );
+    assert!(
+        failed
+            .values()
+            .any(|m| m == "node(s) didn't have free ports for the requested pod ports"),
+        "{failed:?}"
+    );
+
+    // nodeCacheCapable: false. The reply carries node objects, and the same
+    // verdicts (sift's state holds the bound pods from the cluster file).
+    let body =
+        json!({"Pod": web_pod(), "Nodes": {"metadata": {}, "items": nodes}, "NodeNames": null})
+            .to_string();
+    let (code, text, _) = s.post("/filter", &body);
+    assert_eq!(code, 200, "{text}");
+    let by_objects: Value = serde_json::from_str(&text).unwrap();
+    let returned: Vec<&str> = by_objects["Nodes"]["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["metadata"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(returned, feasible);
+    assert!(by_objects.get("NodeNames").is_none_or(Value::is_null));
+    assert_eq!(
+        by_objects["FailedAndUnresolvableNodes"],
+        by_names["FailedAndUnresolvableNodes"]
+    );
+    // The full node objects come back, not just names.
+    let first = &by_objects["Nodes"]["items"][0];
+    assert!(first["status"]["allocatable"].is_object(), "{first}");
+
+    // Other paths are not the filter verb.
+    assert_eq!(s.post("/scheduler/prioritize", &body).0, 404);
+    assert_eq!(s.get("/healthz").0, 200);
+    assert_eq!(s.get("/readyz").0, 200);
+    let metrics = s.get("/metrics").1;
+    for name in [
+        "sift_plugin_execution_duration_seconds_count{plugin=\"NodePorts\",extension_point=\"Filter\",status=\"Success\"} 2",
+        "sift_filter_duration_seconds_count{result=\"success\"} 2",
+        "sift_http_requests_total{code=\"200\"} 2",
+        "sift_plugin_instances{plugin=\"NodeResourcesFit\"}",
+    ] {
+        assert!(metrics.contains(name), "{name} missing from /metrics");
+    }
+}
+
+#[test]
+fn informer_events_change_what_cached_requests_see() {
+    let s = Server::start(&["--plugins", plugins_dir().to_str().unwrap()]);
+    let node = |name: &str, cpu: &str| {
+        json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name},
+               "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}})
+    };
+    let events = json!([
+        {"type": "ADDED", "object": node("a", "4")},
+        {"type": "ADDED", "object": node("b", "4")},
+    ]);
+    let (code, text, _) = s.post("/cluster", &events.to_string());
+    assert_eq!(code, 200, "{text}");
+    let ask = || {
+        let body = json!({"Pod": web_pod(), "NodeNames": ["a", "b"]}).to_string();
+        let (code, text, _) = s.post("/filter", &body);
+        assert_eq!(code, 200, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    assert_eq!(ask()["NodeNames"], json!(["a", "b"]));
+    // A pod bound to "a" takes 3.8 cpus and the host port.
+    let bound = json!({"type": "ADDED", "object": {"kind": "Pod",
+        "metadata": {"name": "big", "namespace": "x"},
+        "spec": {"nodeName": "a", "containers": [{"name": "c",
+            "ports": [{"containerPort": 1, "hostPort": 9090}],
+            "resources": {"requests": {"cpu": "3800m"}}}]},
+        "status": {"phase": "Running"}}});
+    assert_eq!(s.post("/cluster", &bound.to_string()).0, 200);
+    let r = ask();
+    assert_eq!(r["NodeNames"], json!(["b"]));
+    assert_eq!(r["FailedNodes"]["a"], "Insufficient cpu");
+    // The pod finishes: its resources are free again. "b" is deleted.
+    let mut done = bound.clone();
+    done["type"] = json!("MODIFIED");
+    done["object"]["status"]["phase"] = json!("Succeeded");
+    let gone = json!({"type": "DELETED", "object": node("b", "4")});
+    let (code, text, _) = s.post("/cluster", &json!([done, gone]).to_string());
+    assert_eq!(code, 200, "{text}");
+    let r = ask();
+    assert_eq!(r["NodeNames"], json!(["a"]));
+    assert_eq!(r["FailedNodes"]["b"], "node is not in sift's cluster state");
+    let st = s.status();
+    assert_eq!(st["cluster"]["nodes"], 1);
+}
+
+#[test]
+fn malformed_bodies_get_400_with_the_json_path() {
+    let s = Server::start(&["--plugins", plugins_dir().to_str().unwrap()]);
+    let cases = [
+        ("{not json", "body is not JSON"),
+        (r#"{"NodeNames": []}"#, "missing field `Pod`"),
+        (r#"{"Pod": {}}"#, "neither Nodes nor NodeNames"),
+        (
+            r#"{"Pod": {"spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "lots"}}}]}}, "NodeNames": []}"#,
+            "spec.containers[0].resources.requests.cpu",
+        ),
+        (
+            r#"{"Pod": {}, "Nodes": {"items": [{"metadata": {"name": "a"}}, {"metadata": {"labels": ["x"]}}]}}"#,
+            "Nodes.items[1].metadata.labels",
+        ),
+        (
+            r#"{"Pod": {"metadata": {"name": 5}}, "NodeNames": []}"#,
+            "Pod.metadata.name",
+        ),
+    ];
+    for (body, expect) in cases {
+        let (code, text, _) = s.post("/filter", body);
+        assert_eq!(code, 400, "{body} -> {text}");
+        assert!(text.contains(expect), "{body}: {text:?} lacks {expect:?}");
+    }
+    let (code, text, _) = s.post(
+        "/cluster",
+        r#"[{"type": "ADDED", "object": {"kind": "Service"}}]"#,
+    );
+    assert_eq!(code, 400);
+    assert!(text.contains("[0].object.kind"), "{text}");
+    // Bodies over --max-body are refused before parsing.
+    let small = Server::start(&[
+        "--plugins",
+        plugins_dir().to_str().unwrap(),
+        "--max-body",
+        "2Ki",
+    ]);
+    let big = json!({"Pod": {}, "NodeNames": vec!["x".repeat(100); 100]}).to_string();
+    assert_eq!(small.post("/filter", &big).0, 413);
+}
+
+/// A plugins directory with one fixture plugin, and a config that runs
+/// only it, with a short call deadline.
+fn fixture_setup(name: &str, wasm: &[u8], deadline: &str) -> (PathBuf, PathBuf, PathBuf) {
+    let dir = temp_dir(name);
+    let plugins = dir.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::write(plugins.join("flip.wasm"), wasm).unwrap();
+    let config = dir.join("sift.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "plugins:\n  filter:\n    disabled: [{{name: \"*\"}}]\n    enabled: [{{name: Flip}}]\n\
+             limits: {{callDeadline: {deadline}}}\n"
+        ),
+    )
+    .unwrap();
+    let cluster = dir.join("cluster.json");
+    let nodes: Vec<Value> = (0..3)
+        .map(|i| {
+            json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": format!("n{i}")},
+                         "status": {"allocatable": {"cpu": "4", "pods": "10"}}})
+        })
+        .collect();
+    std::fs::write(
+        &cluster,
+        json!({"kind": "List", "apiVersion": "v1", "items": nodes}).to_string(),
+    )
+    .unwrap();
+    (plugins, config, cluster)
+}
+
+/// Version A of the Flip plugin passes every node; version B rejects the
+/// pod for all of them in prepare with the reason "version-b".
+fn flip(version: char) -> Vec<u8> {
+    let prepare = match version {
+        'a' => "",
+        _ => {
+            "(i32.store8 (i32.const 96) (i32.const 2))
+             (i32.store8 (i32.const 100) (i32.const 2))
+             (i32.store (i32.const 104) (i32.const 200))
+             (i32.store (i32.const 108) (i32.const 1))
+             (i32.store (i32.const 200) (i32.const 160))
+             (i32.store (i32.const 204) (i32.const 9))
+             (return (i32.const 96))"
+        }
+    };
+    let data = r#"(data (i32.const 160) "version-b")"#;
+    componentize(&plugin_wat("Flip", data, "", prepare, ""), "plugin")
+}
+
+/// Loops forever filtering any node but slot 0 (so it passes the smoke
+/// test, which filters one node in slot 0).
+fn looping_filter() -> Vec<u8> {
+    let filter = "(if (i32.gt_u (i32.load (local.get $slots)) (i32.const 0))
+                    (then (loop $l (br $l))))";
+    componentize(&plugin_wat("Flip", "", "", "", filter), "plugin")
+}
+
+#[test]
+fn requests_beyond_the_queue_get_503_and_shutdown_finishes_them() {
+    let (plugins, config, cluster) = fixture_setup("serve-busy", &looping_filter(), "400ms");
+    let s = Server::start(&[
+        "--plugins",
+        plugins.to_str().unwrap(),
+        "-c",
+        config.to_str().unwrap(),
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--max-in-flight",
+        "1",
+        "--max-queue",
+        "1",
+    ]);
+    let url = format!("{}/filter", s.base);
+    let body = json!({"Pod": web_pod(), "NodeNames": ["n1"]}).to_string();
+    // Each request runs into the 400 ms deadline: one evaluates, one
+    // waits, the others are turned away at once.
+    let handles: Vec<_> = (0..5)
+        .map(|_| {
+            let (url, body) = (url.clone(), body.clone());
+            std::thread::spawn(move || post(&agent(), &url, &body))
+        })
+        .collect();
+    let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    let busy: Vec<_> = results.iter().filter(|r| r.0 == 503).collect();
+    let served: Vec<_> = results.iter().filter(|r| r.0 == 200).collect();
+    assert_eq!(busy.len() + served.len(), 5, "{results:?}");
+    assert!(!busy.is_empty() && served.len() >= 2, "{results:?}");
+    assert!(
+        busy.iter().all(|r| r.2.as_deref() == Some("1")),
+        "Retry-After"
+    );
+    // A missed deadline is the plugin's Error: the reply's Error field.
+    for r in &served {
+        let v: Value = serde_json::from_str(&r.1).unwrap();
+        assert!(
+            v["Error"]
+                .as_str()
+                .unwrap()
+                .contains("exceeded its deadline"),
+            "{v}"
+        );
+    }
+
+    // SIGTERM while a request is in flight: it is answered, then sift exits 0.
+    let in_flight = {
+        let (url, body) = (url.clone(), body.clone());
+        std::thread::spawn(move || post(&agent(), &url, &body))
+    };
+    std::thread::sleep(Duration::from_millis(150));
+    s.signal("TERM");
+    let answered = in_flight.join().unwrap();
+    assert_eq!(answered.0, 200, "{answered:?}");
+    let mut s = s;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "sift serve did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+}
+
+fn write_plain(path: &Path, bytes: &[u8]) {
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn write_renamed(path: &Path, bytes: &[u8]) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn plugins_replaced_under_load_never_fail_a_request() {
+    let a = flip('a');
+    let b = flip('b');
+    let broken: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", a[..a.len() / 2].to_vec()),
+        (
+            "wrong world",
+            componentize(
+                r#"(module (func (export "sift:fixture/other#hello") (result i32) (i32.const 1)))"#,
+                "wrong",
+            ),
+        ),
+        (
+            "traps in prepare",
+            componentize(&plugin_wat("Flip", "", "", "unreachable", ""), "plugin"),
+        ),
+        (
+            "misses its deadline",
+            componentize(
+                &plugin_wat("Flip", "", "(loop $l (br $l))", "(loop $l (br $l))", ""),
+                "plugin",
+            ),
+        ),
+    ];
+    let (plugins, config, cluster) = fixture_setup("serve-reload", &a, "200ms");
+    let s = Server::start(&[
+        "--plugins",
+        plugins.to_str().unwrap(),
+        "-c",
+        config.to_str().unwrap(),
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--log-level",
+        "error",
+    ]);
+    let url = format!("{}/filter", s.base);
+    let stop = Arc::new(AtomicBool::new(false));
+    let seen_a = Arc::new(AtomicUsize::new(0));
+    let seen_b = Arc::new(AtomicUsize::new(0));
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            let (url, stop, seen_a, seen_b) =
+                (url.clone(), stop.clone(), seen_a.clone(), seen_b.clone());
+            std::thread::spawn(move || {
+                let agent = agent();
+                let body = json!({"Pod": web_pod(), "NodeNames": ["n0", "n1", "n2"]}).to_string();
+                let mut failures = Vec::new();
+                while !stop.load(Ordering::Relaxed) {
+                    let (code, text, _) = post(&agent, &url, &body);
+                    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                    let all_pass = v["NodeNames"] == json!(["n0", "n1", "n2"])
+                        && v["FailedNodes"] == json!({});
+                    let all_b = v["NodeNames"] == json!([])
+                        && v["FailedNodes"]
+                            == json!({"n0": "version-b", "n1": "version-b", "n2": "version-b"});
+                    if code == 200 && v["Error"] == "" && all_pass {
+                        seen_a.fetch_add(1, Ordering::Relaxed);
+                    } else if code == 200 && v["Error"] == "" && all_b {
+                        seen_b.fetch_add(1, Ordering::Relaxed);
+                    } else {
+                        failures.push(format!("{code} {text}"));
+                    }
+                }
+                failures
+            })
+        })
+        .collect();
+
+    let file = plugins.join("flip.wasm");
+    for i in 0..50 {
+        // valid A, broken, valid B, broken, ...; half written in place
+        // (no rename), as some writers do.
+        let bytes: &[u8] = match i % 4 {
+            0 => &b,
+            2 => &a,
+            _ => &broken[(i / 2) % broken.len()].1,
+        };
+        if i % 3 == 0 {
+            write_plain(&file, bytes);
+        } else {
+            write_renamed(&file, bytes);
+        }
+        std::thread::sleep(Duration::from_millis(120));
+    }
+    // The last write was broken; the last valid one (B, at i = 48) serves.
+    let want = sha_prefix(&b);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = s.status();
+        if st["plugins"][0]["version"] == want.as_str() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "B never came back: {st}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    stop.store(true, Ordering::Relaxed);
+    let failures: Vec<String> = clients
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} failed: {:?}",
+        failures.len(),
+        &failures[..failures.len().min(5)]
+    );
+    let (na, nb) = (
+        seen_a.load(Ordering::Relaxed),
+        seen_b.load(Ordering::Relaxed),
+    );
+    assert!(na > 0 && nb > 0, "both versions served (A {na}, B {nb})");
+    // Broken versions were seen and rejected, not served.
+    let metrics = s.get("/metrics").1;
+    assert!(
+        metrics.contains("sift_plugin_reloads_total{plugin=\"Flip\",result=\"failure\"}")
+            || metrics.contains("sift_plugin_reloads_total{plugin=\"flip\",result=\"failure\"}"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("sift_plugin_reloads_total{plugin=\"Flip\",result=\"success\"}"));
+}
+
+fn sha_prefix(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<String>()[..12]
+        .to_string()
+}
