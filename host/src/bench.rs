@@ -49,6 +49,14 @@ pub struct BenchArgs {
     /// over a synced node table versus one call carrying the node record.
     #[arg(long)]
     pub contract: bool,
+    /// Instead, benchmark `sift serve` on loopback: requests/s and p50/p99
+    /// latency per --nodes size in both nodeCacheCapable modes, and plugin
+    /// swap latency under load (e.g. `--serve --nodes 500,5000`).
+    #[arg(long)]
+    pub serve: bool,
+    /// Concurrent clients for --serve.
+    #[arg(long, default_value_t = 4)]
+    pub clients: usize,
 }
 
 /// SplitMix64: a tiny deterministic generator, so every run benchmarks the
@@ -269,6 +277,10 @@ pub fn run(a: BenchArgs) -> Result<()> {
             .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
         println!("wrote {n} nodes and their pods to {}", path.display());
         return Ok(());
+    }
+    if a.serve {
+        let dir = crate::loadgen::plugins_dir(a.plugins_dir.clone())?;
+        return crate::loadgen::run(&dir, &a.nodes, a.seconds, a.clients.max(1));
     }
     let config = Config::default();
     let native = Catalog::native(&config)?;

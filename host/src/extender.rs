@@ -9,16 +9,17 @@
 
 use crate::engine::CycleOutcome;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use sift_sdk::Code;
 use std::collections::BTreeMap;
 
-/// `ExtenderArgs`, with the pod and nodes kept as JSON until validated
-/// one by one (so an error can name the node).
+/// `ExtenderArgs`, with the pod and nodes kept as raw JSON text: each is
+/// parsed on its own (so an error can name the node), and node objects go
+/// back in the reply as they came, without being serialized again.
 #[derive(Debug, Deserialize)]
 pub struct ExtenderArgs {
     #[serde(rename = "Pod")]
-    pub pod: Value,
+    pub pod: Box<RawValue>,
     #[serde(rename = "Nodes", default)]
     pub nodes: Option<NodeList>,
     #[serde(rename = "NodeNames", default)]
@@ -30,13 +31,13 @@ pub struct ExtenderArgs {
 #[derive(Debug, Default, Deserialize, Serialize)]
 pub struct NodeList {
     #[serde(default)]
-    pub metadata: Value,
+    pub metadata: serde_json::Map<String, serde_json::Value>,
     #[serde(default)]
-    pub items: Vec<Value>,
+    pub items: Vec<Box<RawValue>>,
 }
 
 /// `ExtenderFilterResult`.
-#[derive(Debug, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct ExtenderFilterResult {
     #[serde(rename = "Nodes", skip_serializing_if = "Option::is_none", default)]
     pub nodes: Option<NodeList>,
@@ -48,12 +49,6 @@ pub struct ExtenderFilterResult {
     pub failed_and_unresolvable_nodes: BTreeMap<String, String>,
     #[serde(rename = "Error", default)]
     pub error: String,
-}
-
-impl PartialEq for NodeList {
-    fn eq(&self, other: &NodeList) -> bool {
-        self.items == other.items
-    }
 }
 
 /// The reply to a filter request from a cycle's outcome. `nodes`, when the
@@ -68,7 +63,7 @@ impl PartialEq for NodeList {
 /// sift's config marks `ignorable` never reach the reply.
 pub fn filter_result(
     outcome: &CycleOutcome,
-    nodes: Option<Vec<(String, Value)>>,
+    nodes: Option<Vec<(String, Box<RawValue>)>>,
 ) -> ExtenderFilterResult {
     let mut result = ExtenderFilterResult::default();
     if let Some(error) = &outcome.error {
@@ -89,7 +84,7 @@ pub fn filter_result(
             let feasible: std::collections::HashSet<&str> =
                 outcome.feasible_nodes.iter().map(|n| &**n).collect();
             result.nodes = Some(NodeList {
-                metadata: Value::Object(Default::default()),
+                metadata: Default::default(),
                 items: objects
                     .into_iter()
                     .filter(|(name, _)| feasible.contains(name.as_str()))

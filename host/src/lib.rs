@@ -12,6 +12,7 @@ pub mod engine;
 pub mod extender;
 pub mod input;
 pub mod kube;
+pub mod loadgen;
 pub mod metrics;
 pub mod native;
 pub mod output;

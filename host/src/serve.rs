@@ -27,6 +27,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use k8s_openapi::api::core::v1 as k8s;
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashSet};
 use std::net::SocketAddr;
@@ -349,17 +350,31 @@ fn bad_request(message: String) -> Response {
         .into_response()
 }
 
-/// Deserializes with the JSON path of the first problem in the error.
-fn from_value<T: serde::de::DeserializeOwned>(value: Value, path: &str) -> Result<T, String> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let inner = e.path().to_string();
-        let at = match (path.is_empty(), inner == ".") {
-            (true, _) => inner,
-            (false, true) => path.to_string(),
-            (false, false) => format!("{path}.{inner}"),
-        };
-        format!("{at}: {}", e.inner())
+/// Deserializes with the JSON path of the first problem in the error;
+/// `path` is where `json` sits in the request body.
+fn from_json<T: serde::de::DeserializeOwned>(json: &[u8], path: &str) -> Result<T, String> {
+    let mut de = serde_json::Deserializer::from_slice(json);
+    serde_path_to_error::deserialize(&mut de).map_err(|e| {
+        if path.is_empty() && !e.inner().is_data() {
+            return format!("body is not JSON: {}", e.inner());
+        }
+        at_path(path, &e.path().to_string(), e.inner())
     })
+}
+
+/// As [`from_json`], from parsed JSON.
+fn from_value<T: serde::de::DeserializeOwned>(value: Value, path: &str) -> Result<T, String> {
+    serde_path_to_error::deserialize(value)
+        .map_err(|e| at_path(path, &e.path().to_string(), e.inner()))
+}
+
+fn at_path(path: &str, inner: &str, e: impl std::fmt::Display) -> String {
+    let at = match (path.is_empty(), inner == ".") {
+        (true, _) => inner.to_string(),
+        (false, true) => path.to_string(),
+        (false, false) => format!("{path}.{inner}"),
+    };
+    format!("{at}: {e}")
 }
 
 fn parse_json(body: &[u8]) -> Result<Value, String> {
@@ -389,10 +404,10 @@ impl Server {
 
     /// Answers one filter request (on a blocking thread).
     fn filter(&self, body: &[u8]) -> Result<ExtenderFilterResult, String> {
-        let args: ExtenderArgs = from_value(parse_json(body)?, "")?;
-        let pod: k8s::Pod = from_value(args.pod, "Pod")?;
+        let args: ExtenderArgs = from_json(body, "")?;
+        let pod: k8s::Pod = from_json(args.pod.get().as_bytes(), "Pod")?;
         let pod = kube::pod(&pod).map_err(|e| format!("Pod: {e:#}"))?;
-        let mut objects: Option<Vec<(String, Value)>> = None;
+        let mut objects: Option<Vec<(String, Box<RawValue>)>> = None;
         let mut names: Vec<String> = Vec::new();
         let mut models = Vec::new();
         match (args.nodes, args.node_names) {
@@ -400,7 +415,7 @@ impl Server {
                 let mut kept = Vec::with_capacity(list.items.len());
                 for (i, item) in list.items.into_iter().enumerate() {
                     let path = format!("Nodes.items[{i}]");
-                    let node: k8s::Node = from_value(item.clone(), &path)?;
+                    let node: k8s::Node = from_json(item.get().as_bytes(), &path)?;
                     let model = kube::node(&node).map_err(|e| format!("{path}: {e:#}"))?;
                     if model.name.is_empty() {
                         return Err(format!("{path}.metadata.name: missing"));
