@@ -12,7 +12,6 @@ use crate::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
 use crate::sampling::num_feasible_nodes_to_find;
 use crate::snapshot::Snapshot;
 use anyhow::{Context, Result};
-use rayon::prelude::*;
 use serde::Serialize;
 use sift_sdk::{Code, Pod, Status};
 use std::collections::{BTreeMap, BTreeSet};
@@ -359,12 +358,19 @@ impl Engine {
                     observer,
                 )
             };
-            let results: Vec<Vec<Verdict>> = if tasks == 1 {
-                vec![eval(&slots)]
-            } else {
-                self.pool
-                    .install(|| slots.par_chunks(chunk).map(eval).collect())
-            };
+            let eval = &eval;
+            let chunks: Vec<&[u32]> = slots.chunks(chunk).collect();
+            let mut results: Vec<Vec<Verdict>> = chunks.iter().map(|_| Vec::new()).collect();
+            if let Some((first, rest)) = results.split_first_mut() {
+                // This thread evaluates the first chunk while pool threads
+                // take the others.
+                self.pool.in_place_scope(|s| {
+                    for (c, out) in chunks[1..].iter().zip(rest.iter_mut()) {
+                        s.spawn(move |_| *out = eval(c));
+                    }
+                    *first = eval(chunks[0]);
+                });
+            }
             for (slot, verdict) in slots.iter().zip(results.into_iter().flatten()) {
                 next += 1;
                 let name = snapshot.name(*slot);
