@@ -350,6 +350,10 @@ fn fixture_setup(name: &str, wasm: &[u8], deadline: &str) -> (PathBuf, PathBuf, 
 /// Version A of the Flip plugin passes every node; version B rejects the
 /// pod for all of them in prepare with the reason "version-b".
 fn flip(version: char) -> Vec<u8> {
+    named_flip("Flip", version)
+}
+
+fn named_flip(name: &str, version: char) -> Vec<u8> {
     let prepare = match version {
         'a' => "",
         _ => {
@@ -363,7 +367,7 @@ fn flip(version: char) -> Vec<u8> {
         }
     };
     let data = r#"(data (i32.const 160) "version-b")"#;
-    componentize(&plugin_wat("Flip", data, "", prepare, ""), "plugin")
+    componentize(&plugin_wat(name, data, "", prepare, ""), "plugin")
 }
 
 /// Loops forever filtering any node but slot 0 (so it passes the smoke
@@ -581,4 +585,103 @@ fn sha_prefix(bytes: &[u8]) -> String {
         .map(|b| format!("{b:02x}"))
         .collect::<String>()[..12]
         .to_string()
+}
+
+/// Polls `/status` until `check` holds (reloads are asynchronous).
+fn wait_for(s: &Server, what: &str, check: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let st = s.status();
+        if check(&st) {
+            return st;
+        }
+        assert!(Instant::now() < deadline, "{what}: {st}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn enabled(st: &Value) -> Vec<String> {
+    st["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["enabled"] == true)
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn config_changes_and_removed_files_apply_live() {
+    let (plugins, config, cluster) = fixture_setup("serve-config", &flip('a'), "1s");
+    let s = Server::start(&[
+        "--plugins",
+        plugins.to_str().unwrap(),
+        "-c",
+        config.to_str().unwrap(),
+        "--cluster",
+        cluster.to_str().unwrap(),
+    ]);
+    let ask = || {
+        let body = json!({"Pod": web_pod(), "NodeNames": ["n0", "n1"]}).to_string();
+        let (code, text, _) = s.post("/filter", &body);
+        assert_eq!(code, 200, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    assert_eq!(ask()["NodeNames"], json!(["n0", "n1"]));
+
+    // A new component is loaded but not enabled: nothing changes.
+    std::fs::write(plugins.join("deny.wasm"), named_flip("Deny", 'b')).unwrap();
+    let st = wait_for(&s, "Deny loaded", |st| {
+        st["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["name"] == "Deny")
+    });
+    assert_eq!(enabled(&st), ["Flip"]);
+    assert_eq!(ask()["NodeNames"], json!(["n0", "n1"]));
+
+    // Enabling it in the config takes effect without a restart.
+    let yaml = |filters: &str| {
+        format!("plugins:\n  filter:\n    disabled: [{{name: \"*\"}}]\n    enabled: [{filters}]\n")
+    };
+    std::fs::write(&config, yaml("{name: Deny}, {name: Flip}")).unwrap();
+    wait_for(&s, "Deny enabled", |st| enabled(st) == ["Deny", "Flip"]);
+    let r = ask();
+    assert_eq!(r["NodeNames"], json!([]));
+    assert_eq!(r["FailedNodes"]["n0"], "version-b");
+
+    // A broken config is reported; the last good one keeps serving.
+    std::fs::write(&config, "plugins: {filter: {enabeld: []}}\n").unwrap();
+    let st = wait_for(&s, "config error", |st| {
+        st["reload"]["configError"].is_string()
+    });
+    assert!(
+        st["reload"]["configError"]
+            .as_str()
+            .unwrap()
+            .contains("enabeld"),
+        "{st}"
+    );
+    assert_eq!(ask()["FailedNodes"]["n0"], "version-b");
+
+    // Removing the file unloads the plugin; /status says it is missing.
+    std::fs::write(&config, yaml("{name: Deny}, {name: Flip}")).unwrap();
+    std::fs::remove_file(plugins.join("deny.wasm")).unwrap();
+    let st = wait_for(&s, "Deny unloaded", |st| enabled(st) == ["Flip"]);
+    assert!(st["reload"]["configError"].is_null(), "{st}");
+    assert!(
+        st["reload"]["errors"]["Deny"]
+            .as_str()
+            .is_some_and(|e| e.contains("no component declares it")),
+        "{st}"
+    );
+    assert_eq!(ask()["NodeNames"], json!(["n0", "n1"]));
+
+    // SIGHUP rescans: nothing changed, nothing is swapped.
+    let generation = s.status()["profileGeneration"].clone();
+    s.signal("HUP");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(s.status()["profileGeneration"], generation);
+    assert_eq!(ask()["NodeNames"], json!(["n0", "n1"]));
 }
