@@ -8,7 +8,8 @@ use sift_sdk::{Prepare, Status};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-/// The built-in predicates, in kube-scheduler's default filter order.
+/// The built-in predicates: kube-scheduler's default filters in their
+/// order, then sift's own (GpuModel, not enabled by default).
 pub fn builtin() -> Vec<NativePlugin> {
     vec![
         sift_plugin_node_unschedulable::sift_native_plugin(),
@@ -17,6 +18,7 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_node_affinity::sift_native_plugin(),
         sift_plugin_node_ports::sift_native_plugin(),
         sift_plugin_node_resources_fit::sift_native_plugin(),
+        sift_plugin_gpu_model::sift_native_plugin(),
     ]
 }
 
