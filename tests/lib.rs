@@ -72,6 +72,10 @@ pub fn pod() -> Pod {
 /// Plugin fixtures: hand-written core modules (WAT) implementing the
 /// contract's canonical ABI, wrapped into components with wit-component.
 pub mod fixtures {
+    /// An older WASI patch release than the host's: semver-compatible.
+    pub const FAKE_WASI_CLI: &str = "package wasi:cli@0.2.3;
+interface environment { get-environment: func() -> list<tuple<string, string>>; }";
+
     pub const FAKE_WASI: &str = "package wasi:sockets@0.2.0;
     interface tcp-create-socket { create-tcp-socket: func(family: u8) -> u32; }";
 
@@ -79,7 +83,8 @@ pub mod fixtures {
     interface other { hello: func() -> u32; }
     world plugin { import sift:predicate/log@0.1.0; export sift:predicate/predicate@0.1.0; }
     world plugin-with-sockets { import wasi:sockets/tcp-create-socket@0.2.0; export sift:predicate/predicate@0.1.0; }
-    world wrong { export other; }";
+    world plugin-with-env { import wasi:cli/environment@0.2.3; export sift:predicate/predicate@0.1.0; }
+world wrong { export other; }";
 
     /// A core module implementing the contract. `prepare` and `filter` run the
     /// given instructions first, then answer "proceed" / "no rejections".
@@ -139,6 +144,7 @@ pub mod fixtures {
                 .unwrap();
         resolve.push_str("predicate.wit", &contract).unwrap();
         resolve.push_str("wasi.wit", FAKE_WASI).unwrap();
+        resolve.push_str("wasi-cli.wit", FAKE_WASI_CLI).unwrap();
         let pkg = resolve.push_str("fixture.wit", FIXTURE_WIT).unwrap();
         let world = resolve.select_world(&[pkg], Some(world)).unwrap();
         wit_component::embed_component_metadata(

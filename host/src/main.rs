@@ -151,6 +151,9 @@ enum PluginsCommand {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        restore_sigpipe();
+    }
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let logs = tracing_subscriber::fmt()
@@ -399,6 +402,17 @@ fn plugins_inspect(file: &Path) -> Result<ExitCode> {
             println!("contract:     NOT a sift plugin: {e:#}");
             Ok(ExitCode::from(1))
         }
+    }
+}
+
+/// Output piped into `head` and closed early ends sift quietly, as it ends
+/// other command-line tools, instead of a failed-print panic. (Rust ignores
+/// SIGPIPE by default; `sift serve` keeps that, for its sockets.)
+fn restore_sigpipe() {
+    // SAFETY: setting a signal disposition to its default, before any
+    // thread is started.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

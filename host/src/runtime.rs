@@ -108,6 +108,61 @@ impl bindings::sift::predicate::log::Host for InstanceState {
 
 impl bindings::sift::predicate::types::Host for InstanceState {}
 
+/// The interfaces [`Runtime::linker`] defines, by name and the
+/// `major.minor` of the version that semver-compatible imports share.
+const LINKED_INTERFACES: &[(&str, &str)] = &[
+    ("wasi:io/error", "0.2"),
+    ("wasi:io/poll", "0.2"),
+    ("wasi:io/streams", "0.2"),
+    ("wasi:clocks/wall-clock", "0.2"),
+    ("wasi:clocks/monotonic-clock", "0.2"),
+    ("wasi:random/random", "0.2"),
+    ("wasi:random/insecure", "0.2"),
+    ("wasi:random/insecure-seed", "0.2"),
+    ("wasi:cli/exit", "0.2"),
+    ("wasi:cli/environment", "0.2"),
+    ("wasi:cli/stdin", "0.2"),
+    ("wasi:cli/stdout", "0.2"),
+    ("wasi:cli/stderr", "0.2"),
+    ("wasi:cli/terminal-input", "0.2"),
+    ("wasi:cli/terminal-output", "0.2"),
+    ("wasi:cli/terminal-stdin", "0.2"),
+    ("wasi:cli/terminal-stdout", "0.2"),
+    ("wasi:cli/terminal-stderr", "0.2"),
+    ("sift:predicate/log", "0.1"),
+    ("sift:predicate/types", "0.1"),
+];
+
+/// The host type of a resource in an interface the sandbox does not
+/// provide. WASI interfaces re-export wasi:io's streams, pollables and
+/// errors (e.g. `wasi:filesystem/types` uses `input-stream`): those must be
+/// the types the linked wasi:io uses, or linking fails.
+fn stub_resource(name: &str) -> wasmtime::component::ResourceType {
+    use wasmtime::component::ResourceType;
+    use wasmtime_wasi::p2::{DynInputStream, DynOutputStream, DynPollable, IoError};
+    match name {
+        "input-stream" => ResourceType::host::<DynInputStream>(),
+        "output-stream" => ResourceType::host::<DynOutputStream>(),
+        "pollable" => ResourceType::host::<DynPollable>(),
+        "error" => ResourceType::host::<IoError>(),
+        _ => ResourceType::host::<()>(),
+    }
+}
+
+/// Whether an import such as `wasi:cli/environment@0.2.9` is provided by
+/// the shared linker (wasmtime resolves compatible versions itself).
+fn is_linked(import: &str) -> bool {
+    let Some((base, version)) = import.split_once('@') else {
+        return false;
+    };
+    LINKED_INTERFACES.iter().any(|(name, compatible)| {
+        *name == base
+            && version
+                .strip_prefix(compatible)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+    })
+}
+
 struct MemoryLimiter {
     max: usize,
     exceeded: bool,
@@ -230,6 +285,7 @@ impl Runtime {
     }
 
     fn linker(engine: &Engine) -> Result<Linker<InstanceState>> {
+        // Keep LINKED_INTERFACES in step with this list.
         use wasmtime_wasi::cli::{WasiCli, WasiCliView};
         use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
         use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync::io};
@@ -269,9 +325,56 @@ impl Runtime {
 
     /// A linker for one component: the shared one, with every import the
     /// sandbox does not provide defined as a trap.
+    ///
+    /// Not wasmtime's `define_unknown_imports_as_traps`: it defines a new,
+    /// empty instance for an import such as `wasi:cli/environment@0.2.9`,
+    /// hiding the semver-compatible `@0.2.12` this linker provides, so a
+    /// guest built against another WASI patch release (componentize-py,
+    /// componentize-js...) would trap on WASI it is granted.
     pub fn linker_for(&self, component: &Component) -> Result<Linker<InstanceState>> {
+        use wasmtime::component::types::ComponentItem;
         let mut linker = self.linker.clone();
-        linker.define_unknown_imports_as_traps(component)?;
+        let engine = &self.engine;
+        for (name, item) in component.component_type().imports(engine) {
+            if is_linked(name) {
+                continue;
+            }
+            let trap = |full: String| {
+                move |_: wasmtime::StoreContextMut<'_, InstanceState>,
+                      _: wasmtime::component::types::ComponentFunc,
+                      _: &[wasmtime::component::Val],
+                      _: &mut [wasmtime::component::Val]|
+                      -> wasmtime::Result<()> {
+                    Err(wasmtime::Error::msg(format!(
+                        "unknown import: `{full}` has not been defined"
+                    )))
+                }
+            };
+            let mut root = linker.root();
+            match item.ty {
+                ComponentItem::ComponentFunc(_) => root.func_new(name, trap(name.to_string()))?,
+                ComponentItem::ComponentInstance(instance) => {
+                    let mut inner = root.instance(name)?;
+                    for (export, item) in instance.exports(engine) {
+                        match item.ty {
+                            ComponentItem::ComponentFunc(_) => {
+                                inner.func_new(export, trap(format!("{name}#{export}")))?
+                            }
+                            ComponentItem::Resource(_) => {
+                                inner.resource(export, stub_resource(export), |_, _| Ok(()))?
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                ComponentItem::Resource(_) => root.resource(
+                    name,
+                    wasmtime::component::ResourceType::host::<()>(),
+                    |_, _| Ok(()),
+                )?,
+                _ => {}
+            }
+        }
         Ok(linker)
     }
 

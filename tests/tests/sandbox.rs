@@ -184,6 +184,27 @@ fn an_ungranted_wasi_call_is_an_error() {
 }
 
 #[test]
+fn wasi_of_another_patch_release_is_linked_not_trapped() {
+    // componentize-py and componentize-js import e.g. wasi:cli@0.2.9; the
+    // host provides 0.2.12: semver-compatible, so the call must work while
+    // the filesystem and sockets stay unlinked.
+    let dir = sift_tests::temp_dir("sandbox-semver");
+    let imports =
+        r#"(import "wasi:cli/environment@0.2.3" "get-environment" (func $env (param i32)))"#;
+    let prepare = "(call $env (i32.const 256))";
+    let f = write(
+        &dir,
+        "env.wasm",
+        &componentize(
+            &plugin_wat("Older", imports, "", prepare, ""),
+            "plugin-with-env",
+        ),
+    );
+    let rt = runtime(Limits::default());
+    assert_eq!(cycle_error(&rt, &f, "Older"), None);
+}
+
+#[test]
 fn rejected_arguments_fail_the_load() {
     let dir = sift_tests::temp_dir("sandbox-args");
     // init returns err("bad args").
