@@ -7,6 +7,7 @@ bash scripts/build-plugins.sh
 # One build of every target: tests and binaries share one feature
 # resolution, so wasmtime compiles once.
 cargo build --quiet --release --workspace --all-targets
+bash scripts/build-examples.sh
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --release --workspace 2>&1 | tee "$log"

@@ -163,3 +163,30 @@ world wrong { export other; }";
             .expect("fixture encodes as a component")
     }
 }
+
+/// Wraps a core module (WAT) that implements the contract's world
+/// (`sift:predicate/predicate-plugin@0.1.0`) into a component.
+pub fn component_from_wat(wat: &str) -> Result<Vec<u8>, String> {
+    let mut module = wat::parse_str(wat).map_err(|e| format!("{e}"))?;
+    let mut resolve = wit_parser::Resolve::default();
+    let (pkg, _) = resolve
+        .push_dir(workspace_root().join("wit/0.1.0"))
+        .map_err(|e| format!("{e:#}"))?;
+    let world = resolve
+        .select_world(&[pkg], Some("predicate-plugin"))
+        .map_err(|e| format!("{e:#}"))?;
+    wit_component::embed_component_metadata(
+        &mut module,
+        &resolve,
+        world,
+        wit_component::StringEncoding::UTF8,
+        false,
+    )
+    .map_err(|e| format!("{e:#}"))?;
+    wit_component::ComponentEncoder::default()
+        .module(&module)
+        .map_err(|e| format!("{e:#}"))?
+        .validate(true)
+        .encode()
+        .map_err(|e| format!("{e:#}"))
+}
