@@ -21,6 +21,7 @@ pub mod registry;
 pub mod reload;
 pub mod runtime;
 pub mod sampling;
+pub mod scaffold;
 pub mod serve;
 pub mod snapshot;
 pub mod wasm;

@@ -42,7 +42,8 @@ const EXAMPLES: &str = "Examples:
   sift plugins list
   sift plugins inspect my_plugin.wasm
   sift bench --nodes 5000
-  sift serve --listen 0.0.0.0:8888 --cluster cluster.json --log-level info";
+  sift serve --listen 0.0.0.0:8888 --cluster cluster.json --log-level info
+  sift new --lang rust my-check";
 
 #[derive(Subcommand)]
 enum Command {
@@ -71,6 +72,9 @@ enum Command {
     /// is evaluated (it sampled already). SIGHUP rescans; SIGTERM/SIGINT
     /// stop after the requests in flight.
     Serve(sift_host::serve::ServeArgs),
+    /// Create a plugin project (Rust, Python or WAT) that builds and passes
+    /// its starter conformance case (cases/001-starter.json).
+    New(sift_host::scaffold::NewArgs),
 }
 
 #[derive(Args)]
@@ -180,6 +184,14 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
         Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
         Command::Serve(a) => serve(a),
+        Command::New(a) => {
+            let dir = sift_host::scaffold::run(a)?;
+            println!(
+                "created {}: see its README.md to build it and run its case",
+                dir.display()
+            );
+            Ok(ExitCode::SUCCESS)
+        }
     }
 }
 

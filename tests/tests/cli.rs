@@ -197,3 +197,54 @@ fn plugin_config_for_an_unknown_plugin_is_rejected() {
         "{err}"
     );
 }
+
+/// `sift new` in each language: the project builds with its own build
+/// script and passes its starter case through `sift conformance`.
+#[test]
+fn new_projects_build_and_pass_their_starter_case() {
+    let base = sift_tests::temp_dir("new");
+    let run = |cmd: &mut Command| {
+        let o = cmd.output().expect("command runs");
+        assert!(o.status.success(), "{cmd:?}: {:?}", text(&o));
+    };
+    let root = sift_tests::workspace_root();
+    let wat_tool = root.join("target/release/sift-wat-component");
+    for (lang, component) in [
+        ("wat", "x.wasm"),
+        ("python", "check_python.wasm"),
+        ("rust", "target/wasm32-wasip2/release/check_rust.wasm"),
+    ] {
+        let name = format!("check-{lang}");
+        let dir = base.join(&name);
+        let o = sift(&["new", "--lang", lang, &name, "--dir", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{:?}", text(&o));
+        match lang {
+            "wat" => run(Command::new(&wat_tool)
+                .arg(dir.join("plugin.wat"))
+                .arg(dir.join("x.wasm"))),
+            _ => run(Command::new("bash").arg(dir.join("build.sh"))),
+        }
+        let component = dir.join(component);
+        let cases = dir.join("cases");
+        let o = sift(&[
+            "conformance",
+            "--plugin",
+            component.to_str().unwrap(),
+            cases.to_str().unwrap(),
+        ]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{lang}: {out} {err}");
+        assert!(out.contains("1 passed, 0 failed"), "{lang}: {out}");
+    }
+    // A second `sift new` into the same place is refused.
+    let o = sift(&[
+        "new",
+        "--lang",
+        "wat",
+        "x",
+        "--dir",
+        base.join("check-wat").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(text(&o).1.contains("not empty"), "{:?}", text(&o));
+}

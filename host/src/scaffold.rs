@@ -1,0 +1,413 @@
+//! `sift new`: a plugin project that builds and passes its starter case,
+//! in the languages sift has a tested path for.
+//!
+//! The starter predicate, the same in every language: a node labelled
+//! `sift.io/<plugin-name>: deny` is rejected (UnschedulableAndUnresolvable,
+//! reason `node(s) were denied by <PluginName>`); others pass.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    /// Rust with sift-sdk: one trait impl and one macro.
+    Rust,
+    /// Python with componentize-py (PyPI).
+    Python,
+    /// WebAssembly text against the canonical ABI, by hand.
+    Wat,
+}
+
+#[derive(clap::Args)]
+pub struct NewArgs {
+    /// Language of the plugin.
+    #[arg(long, value_enum)]
+    pub lang: Lang,
+    /// Plugin name in kebab case (e.g. `gpu-model`); the directory is
+    /// created with this name, the plugin declares it in PascalCase.
+    pub name: String,
+    /// Where to create the project (default: ./NAME).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// The sift-sdk crate for Rust plugins (default: the SDK of the sift
+    /// checkout this binary was built from, if found).
+    #[arg(long)]
+    pub sdk: Option<PathBuf>,
+}
+
+/// The contract, embedded so projects get the WIT this sift speaks.
+const CONTRACT: &str = include_str!("../../wit/0.1.0/predicate.wit");
+
+fn pascal(name: &str) -> String {
+    name.split(['-', '_'])
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            let mut c = s.chars();
+            c.next()
+                .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 50
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !name.ends_with('-')
+}
+
+fn write(dir: &Path, file: &str, text: &str) -> Result<()> {
+    let path = dir.join(file);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .with_context(|| format!("cannot create {}", parent.display()))?;
+    }
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// The SDK of the checkout `sift` was built in: `<root>/target/<profile>/sift`.
+fn default_sdk() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let root = exe.parent()?.parent()?.parent()?;
+    let sdk = root.join("plugin-sdk");
+    sdk.join("Cargo.toml").is_file().then_some(sdk)
+}
+
+/// The starter case: one node denied by label, one not.
+fn starter_case(name: &str, plugin: &str) -> String {
+    let node = |n: &str, deny: bool| {
+        let mut labels = serde_json::json!({ "kubernetes.io/hostname": n });
+        if deny {
+            labels[format!("sift.io/{name}")] = "deny".into();
+        }
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Node",
+            "metadata": { "name": n, "labels": labels },
+            "status": { "allocatable": { "cpu": "4", "memory": "8Gi", "pods": "110" } }
+        })
+    };
+    let case = serde_json::json!({
+        "name": format!("{plugin} rejects nodes labelled sift.io/{name}=deny"),
+        "filters": [plugin],
+        "nodes": [node("node-a", false), node("node-b", true)],
+        "pod": { "apiVersion": "v1", "kind": "Pod",
+                 "metadata": { "name": "web", "namespace": "default" },
+                 "spec": { "containers": [{ "name": "web", "image": "web:1" }] } },
+        "expect": {
+            "feasible": ["node-a"],
+            "statuses": { "node-b": {
+                "code": "UnschedulableAndUnresolvable", "plugin": plugin,
+                "reasons": [format!("node(s) were denied by {plugin}")] } }
+        }
+    });
+    serde_json::to_string_pretty(&case).unwrap_or_default() + "\n"
+}
+
+pub fn run(a: NewArgs) -> Result<PathBuf> {
+    if !valid_name(&a.name) {
+        bail!(
+            "{:?} is not a plugin name: lowercase letters, digits and '-', starting with a letter",
+            a.name
+        );
+    }
+    let dir = a.dir.clone().unwrap_or_else(|| PathBuf::from(&a.name));
+    if dir.exists() && std::fs::read_dir(&dir).map(|mut d| d.next().is_some())? {
+        bail!("{} exists and is not empty", dir.display());
+    }
+    let plugin = pascal(&a.name);
+    let crate_name = a.name.replace('-', "_");
+    write(
+        &dir,
+        "cases/001-starter.json",
+        &starter_case(&a.name, &plugin),
+    )?;
+    write(&dir, "wit/predicate.wit", CONTRACT)?;
+    match a.lang {
+        Lang::Rust => {
+            let sdk = a.sdk.clone().or_else(default_sdk).with_context(|| {
+                "cannot find sift-sdk: pass --sdk PATH (the plugin-sdk directory of a sift checkout)"
+            })?;
+            let sdk = std::fs::canonicalize(&sdk)
+                .with_context(|| format!("no sift-sdk at {}", sdk.display()))?;
+            std::fs::remove_dir_all(dir.join("wit")).ok(); // the SDK carries it
+            write(
+                &dir,
+                "Cargo.toml",
+                &format!(
+                    r#"[package]
+name = "{name}"
+version = "0.1.0"
+edition = "2024"
+
+[lib]
+crate-type = ["cdylib", "rlib"]
+
+[dependencies]
+sift-sdk = {{ path = "{sdk}" }}
+
+# A project of its own, even inside another workspace.
+[workspace]
+
+# Small components; a panic aborts (the host reports the trap as an Error).
+[profile.release]
+opt-level = "s"
+lto = true
+codegen-units = 1
+panic = "abort"
+strip = true
+"#,
+                    name = a.name,
+                    sdk = sdk.display()
+                ),
+            )?;
+            write(
+                &dir,
+                "src/lib.rs",
+                &format!(
+                    r#"//! {plugin}: rejects nodes labelled `sift.io/{name}: deny`.
+
+use sift_sdk::{{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate}};
+
+pub struct {plugin};
+
+impl Predicate for {plugin} {{
+    const NAME: &'static str = "{plugin}";
+    /// The host syncs only the node fields a plugin reads.
+    const NODE_FIELDS: NodeFields = NodeFields::LABELS;
+    /// What `prepare` computes once per pod for `filter` to use.
+    type PodState = ();
+
+    fn new(_args: Args) -> Result<Self, String> {{
+        Ok({plugin})
+    }}
+
+    fn prepare(&self, _pod: &Pod) -> Prepare<()> {{
+        Prepare::Proceed(())
+    }}
+
+    fn filter(&self, _pod: &Pod, _: &(), node: &Node) -> Status {{
+        if node.labels.get("sift.io/{name}") == Some("deny") {{
+            return Status::unresolvable("node(s) were denied by {plugin}");
+        }}
+        Status::success()
+    }}
+}}
+
+export_predicate!({plugin});
+"#,
+                    name = a.name
+                ),
+            )?;
+            write(
+                &dir,
+                "build.sh",
+                &format!(
+                    "#!/usr/bin/env bash\n# Builds the component: target/wasm32-wasip2/release/{crate_name}.wasm\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nrustup target add wasm32-wasip2 >/dev/null 2>&1 || true\ncargo build --release --target wasm32-wasip2\n"
+                ),
+            )?;
+            write(
+                &dir,
+                "README.md",
+                &format!(
+                    "# {plugin}\n\nA sift filter plugin in Rust.\n\n```sh\nbash build.sh\nsift conformance --plugin target/wasm32-wasip2/release/{crate_name}.wasm cases/\ncargo test    # the same predicate, natively\n```\n"
+                ),
+            )?;
+        }
+        Lang::Python => {
+            write(
+                &dir,
+                "app.py",
+                &format!(
+                    r#""""{plugin}: rejects nodes labelled `sift.io/{name}: deny`."""
+
+from typing import Dict, List
+
+from wit_world import exports
+from wit_world.imports import types as t
+
+DENY_LABEL = "sift.io/{name}"
+# Slot -> whether the node is denied: the host syncs nodes in once per
+# change, then asks about batches of slots.
+denied: Dict[int, bool] = {{}}
+
+
+class Predicate(exports.Predicate):
+    def describe(self) -> t.PluginInfo:
+        return t.PluginInfo(name="{plugin}", node_fields=t.NodeFields.LABELS)
+
+    def init(self, args: str) -> None:
+        pass
+
+    def sync_nodes(self, upserts: List[t.NodeEntry], removals: List[int]) -> None:
+        for slot in removals:
+            denied.pop(slot, None)
+        for e in upserts:
+            denied[e.slot] = any(
+                l.key == DENY_LABEL and l.value == "deny" for l in e.node.labels
+            )
+
+    def prepare(self, pod: t.Pod) -> t.PrepareResult:
+        return t.PrepareResult_Proceed()
+
+    def filter(self, slots: List[int]) -> t.Verdicts:
+        status = t.Status(
+            code=t.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            reasons=["node(s) were denied by {plugin}"],
+        )
+        rejections = [(i, 0) for i, slot in enumerate(slots) if denied.get(slot)]
+        return t.Verdicts(statuses=[status], rejections=rejections)
+"#,
+                    name = a.name
+                ),
+            )?;
+            write(
+                &dir,
+                "build.sh",
+                &format!(
+                    "#!/usr/bin/env bash\n# Builds the component: {crate_name}.wasm\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\npython3 -m pip install --quiet componentize-py==0.25.1\ncomponentize-py -d wit -w predicate-plugin componentize app -o {crate_name}.wasm\n"
+                ),
+            )?;
+            write(
+                &dir,
+                "README.md",
+                &format!(
+                    "# {plugin}\n\nA sift filter plugin in Python (componentize-py).\n\n```sh\nbash build.sh\nsift conformance --plugin {crate_name}.wasm cases/\n```\n"
+                ),
+            )?;
+        }
+        Lang::Wat => {
+            write(&dir, "plugin.wat", &wat_starter(&a.name, &plugin))?;
+            write(
+                &dir,
+                "README.md",
+                &format!(
+                    "# {plugin}\n\nA sift filter plugin written in WebAssembly text. Build the component with\n`sift-wat-component` (from a sift checkout: `cargo build --release -p sift-tests`)\nor `wasm-tools component embed wit plugin.wat | wasm-tools component new -o {crate_name}.wasm`:\n\n```sh\nsift-wat-component plugin.wat {crate_name}.wasm\nsift conformance --plugin {crate_name}.wasm cases/\n```\n"
+                ),
+            )?;
+        }
+    }
+    Ok(dir)
+}
+
+/// A WAT starter: keeps one "denied" byte per slot.
+fn wat_starter(name: &str, plugin: &str) -> String {
+    let label = format!("sift.io/{name}");
+    let reason = format!("node(s) were denied by {plugin}");
+    let status = [3u8, 0, 0, 0, 0x90, 0x01, 0, 0, 1, 0, 0, 0]
+        .iter()
+        .map(|b| format!("\\{b:02x}"))
+        .collect::<String>();
+    let reasons = [0u32.wrapping_add(2048), reason.len() as u32]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .map(|b| format!("\\{b:02x}"))
+        .collect::<String>();
+    format!(
+        r#";; {plugin}: rejects nodes labelled `{label}: deny`. Canonical ABI layouts are
+;; explained in sift's docs/plugin-authors.md and wit/predicate.wit.
+(module
+  (memory (export "memory") 4)
+  (global $heap (mut i32) (i32.const 131072))
+  (data (i32.const 16) "{plugin}")
+  (data (i32.const 1024) "{label}")
+  (data (i32.const 2048) "{reason}")
+  ;; the one status filter returns, and its reason list at 400
+  (data (i32.const 320) "{status}")
+  (data (i32.const 400) "{reasons}")
+  (func (export "cabi_realloc") (param $old i32) (param $old_size i32) (param $align i32) (param $size i32) (result i32)
+    (local $ptr i32)
+    (local.set $ptr (i32.and (i32.add (global.get $heap) (i32.sub (local.get $align) (i32.const 1)))
+                             (i32.sub (i32.const 0) (local.get $align))))
+    (global.set $heap (i32.add (local.get $ptr) (local.get $size)))
+    (if (i32.gt_u (global.get $heap) (i32.mul (memory.size) (i32.const 65536)))
+      (then (if (i32.eq (memory.grow (i32.add (i32.const 1) (i32.div_u (i32.sub (global.get $heap)
+              (i32.mul (memory.size) (i32.const 65536))) (i32.const 65536)))) (i32.const -1)) (then unreachable))))
+    (local.get $ptr))
+  (func $eq (param $a i32) (param $al i32) (param $b i32) (param $bl i32) (result i32)
+    (local $i i32)
+    (if (i32.ne (local.get $al) (local.get $bl)) (then (return (i32.const 0))))
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (local.get $al)))
+      (if (i32.ne (i32.load8_u (i32.add (local.get $a) (local.get $i))) (i32.load8_u (i32.add (local.get $b) (local.get $i))))
+        (then (return (i32.const 0))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next)))
+    (i32.const 1))
+  (func (export "sift:predicate/predicate@0.1.0#describe") (result i32)
+    (i32.store (i32.const 448) (i32.const 16))
+    (i32.store (i32.const 452) (i32.const {plugin_len}))
+    (i32.store8 (i32.const 456) (i32.const 1))
+    (i32.const 448))
+  (func (export "sift:predicate/predicate@0.1.0#init") (param i32 i32) (result i32)
+    (global.set $heap (i32.const 131072))
+    (i32.store8 (i32.const 448) (i32.const 0))
+    (i32.const 448))
+  ;; one byte per slot at 65536: 1 = denied
+  (func (export "sift:predicate/predicate@0.1.0#sync-nodes") (param $up i32) (param $nup i32) (param $rm i32) (param $nrm i32)
+    (local $i i32) (local $e i32) (local $j i32) (local $l i32) (local $deny i32)
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (local.get $nup)))
+      (local.set $e (i32.add (local.get $up) (i32.mul (local.get $i) (i32.const 136))))
+      (local.set $deny (i32.const 0))
+      (local.set $j (i32.const 0))
+      (block $ldone (loop $lnext
+        (br_if $ldone (i32.ge_u (local.get $j) (i32.load offset=20 (local.get $e))))
+        (local.set $l (i32.add (i32.load offset=16 (local.get $e)) (i32.mul (local.get $j) (i32.const 16))))
+        (if (call $eq (i32.load (local.get $l)) (i32.load offset=4 (local.get $l)) (i32.const 1024) (i32.const {label_len}))
+          (then (if (i32.eq (i32.load offset=12 (local.get $l)) (i32.const 4))
+            (then (if (i32.eq (i32.load (i32.load offset=8 (local.get $l))) (i32.const 0x796e6564)) ;; "deny"
+              (then (local.set $deny (i32.const 1))))))))
+        (local.set $j (i32.add (local.get $j) (i32.const 1)))
+        (br $lnext)))
+      (if (i32.lt_u (i32.load (local.get $e)) (i32.const 65536))
+        (then (i32.store8 (i32.add (i32.const 65536) (i32.load (local.get $e))) (local.get $deny))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next)))
+    (global.set $heap (i32.const 131072)))
+  (func (export "sift:predicate/predicate@0.1.0#prepare") (param i32) (result i32)
+    (global.set $heap (i32.const 131072))
+    (i32.store8 (i32.const 448) (i32.const 0))
+    (i32.const 448))
+  (func (export "sift:predicate/predicate@0.1.0#filter") (param $slots i32) (param $len i32) (result i32)
+    (local $out i32) (local $count i32) (local $i i32) (local $slot i32)
+    (local.set $out (call 0 (i32.const 0) (i32.const 0) (i32.const 4) (i32.mul (local.get $len) (i32.const 8))))
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (local.get $len)))
+      (local.set $slot (i32.load (i32.add (local.get $slots) (i32.mul (local.get $i) (i32.const 4)))))
+      (if (i32.and (i32.lt_u (local.get $slot) (i32.const 65536)) (i32.load8_u (i32.add (i32.const 65536) (local.get $slot))))
+        (then
+          (i32.store (i32.add (local.get $out) (i32.mul (local.get $count) (i32.const 8))) (local.get $i))
+          (i32.store offset=4 (i32.add (local.get $out) (i32.mul (local.get $count) (i32.const 8))) (i32.const 0))
+          (local.set $count (i32.add (local.get $count) (i32.const 1)))))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next)))
+    (i32.store (i32.const 448) (i32.const 320))
+    (i32.store (i32.const 452) (i32.const 1))
+    (i32.store (i32.const 456) (local.get $out))
+    (i32.store (i32.const 460) (local.get $count))
+    (global.set $heap (i32.const 131072))
+    (i32.const 448))
+)
+"#,
+        plugin_len = plugin.len(),
+        label_len = label.len(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        assert_eq!(pascal("gpu-model"), "GpuModel");
+        assert!(valid_name("gpu-model2"));
+        assert!(!valid_name("Gpu"));
+        assert!(!valid_name("gpu-"));
+        assert!(!valid_name("9gpu"));
+    }
+}
