@@ -54,6 +54,10 @@ pub struct BenchArgs {
     /// swap latency under load (e.g. `--serve --nodes 500,5000`).
     #[arg(long)]
     pub serve: bool,
+    /// Instead, measure one plugin component: size, first compile, cached
+    /// load, instantiation, µs per pod over the first --nodes size.
+    #[arg(long, value_name = "FILE")]
+    pub plugin: Option<PathBuf>,
     /// Concurrent clients for --serve.
     #[arg(long, default_value_t = 4)]
     pub clients: usize,
@@ -277,6 +281,10 @@ pub fn run(a: BenchArgs) -> Result<()> {
             .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
         println!("wrote {n} nodes and their pods to {}", path.display());
         return Ok(());
+    }
+    if let Some(file) = &a.plugin {
+        let n = a.nodes.first().copied().unwrap_or(5000);
+        return crate::plugin_bench::run(file, n, a.seconds);
     }
     if a.serve {
         let dir = crate::loadgen::plugins_dir(a.plugins_dir.clone())?;

@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod native;
 pub mod output;
 pub mod plugin;
+pub mod plugin_bench;
 pub mod registry;
 pub mod reload;
 pub mod runtime;

@@ -140,6 +140,11 @@ impl WasmPlugin {
         &self.identity
     }
 
+    /// Creates, configures and drops one instance: what a new worker costs.
+    pub fn instantiate_once(&self) -> Result<(), PluginError> {
+        self.new_instance().map(drop)
+    }
+
     /// Live instances (pooled or in use).
     pub fn instances(&self) -> usize {
         self.instances.load(Ordering::Relaxed)

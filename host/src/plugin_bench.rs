@@ -1,0 +1,134 @@
+//! `sift bench --plugin FILE`: what one component costs, for comparing
+//! languages: its size, first compile, load from the on-disk cache, one
+//! instantiation, and µs per pod when it alone filters 5,000 nodes.
+//!
+//! The cluster: synthetic nodes, a third of them labelled with a GPU model
+//! of the openb trace (`alibabacloud.com/gpu-card-model`); the pods ask for
+//! GPUs, half of them with a list of accepted models, so GpuModel-like
+//! plugins do real work. Other plugins run on the same inputs.
+
+use crate::bench::{synthetic_nodes, synthetic_pods};
+use crate::cache::CompileCache;
+use crate::config::Config;
+use crate::engine::{Engine, EngineOptions};
+use crate::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::runtime::Runtime;
+use crate::snapshot::Snapshot;
+use crate::wasm::WasmPlugin;
+use anyhow::{Result, anyhow};
+use sift_sdk::Labels;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const MODELS: [&str; 6] = ["T4", "G2", "P100", "V100M16", "V100M32", "G3"];
+const ACCEPTED: [&str; 4] = ["T4", "V100M16.V100M32", "P100.V100M16.V100M32", "G2.G3"];
+
+pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
+    let config = Config::default();
+    let limits = config.limits()?;
+    let args_for = |_: &str| "{}".to_string();
+    // First compile: no cache.
+    let cold = Arc::new(Runtime::new(limits.clone(), config.sandbox.clone(), None)?);
+    let plugin = WasmPlugin::load(&cold, file, &args_for)?;
+    let first_compile = plugin.identity().compile_time;
+    // Cached load: a fresh cache, filled once, then read.
+    let cache_dir = std::env::temp_dir().join(format!("sift-plugin-bench-{}", std::process::id()));
+    let cached = Arc::new(Runtime::new(
+        limits,
+        config.sandbox.clone(),
+        Some(CompileCache::new(cache_dir.clone())),
+    )?);
+    WasmPlugin::load(&cached, file, &args_for)?;
+    let started = Instant::now();
+    let plugin = Arc::new(WasmPlugin::load(&cached, file, &args_for)?);
+    let cached_load = started.elapsed();
+    let _ = std::fs::remove_dir_all(&cache_dir);
+    let started = Instant::now();
+    const INSTANCES: u32 = 5;
+    for _ in 0..INSTANCES {
+        plugin
+            .instantiate_once()
+            .map_err(|e| anyhow!("{}", e.message))?;
+    }
+    let instantiate = started.elapsed() / INSTANCES;
+
+    let mut cluster = synthetic_nodes(nodes);
+    for (i, n) in cluster.iter_mut().enumerate() {
+        if i % 3 == 0 {
+            let mut pairs = n.labels.clone().into_pairs();
+            pairs.push((
+                "alibabacloud.com/gpu-card-model".into(),
+                MODELS[i / 3 % MODELS.len()].into(),
+            ));
+            n.labels = Labels::new(pairs);
+        }
+    }
+    let snapshot = Arc::new(Snapshot::from_nodes(cluster)?);
+    let pods: Vec<_> = synthetic_pods(400)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut p)| {
+            p.requests
+                .scalar
+                .push(("alibabacloud.com/gpu-milli".into(), 1000));
+            if i % 2 == 0 {
+                let mut labels = p.labels.clone().into_pairs();
+                labels.push(("sift.io/gpu-models".into(), ACCEPTED[i / 2 % 4].into()));
+                p.labels = Labels::new(labels);
+            }
+            p
+        })
+        .collect();
+    let options = EngineOptions {
+        percentage_of_nodes_to_score: 100,
+        ..EngineOptions::default()
+    };
+    let mut engine = Engine::new(
+        vec![ConfiguredPlugin {
+            plugin: plugin.clone() as Arc<dyn FilterPlugin>,
+            ignorable: false,
+        }],
+        options,
+    )?;
+    for p in pods.iter().take(10) {
+        engine.find_nodes_that_fit(&snapshot, p.clone());
+    }
+    let budget = Duration::from_secs_f64(seconds);
+    let started = Instant::now();
+    let mut done = 0u32;
+    let mut errors = 0;
+    for p in pods.iter().cycle() {
+        if engine
+            .find_nodes_that_fit(&snapshot, p.clone())
+            .error
+            .is_some()
+        {
+            errors += 1;
+        }
+        done += 1;
+        if started.elapsed() > budget && done >= 10 {
+            break;
+        }
+    }
+    let per_pod = started.elapsed() / done;
+    let id = plugin.identity();
+    println!("plugin:          {} ({})", id.name, file.display());
+    println!("size:            {:.1} KiB", id.size as f64 / 1024.0);
+    println!(
+        "first compile:   {:.1} ms",
+        first_compile.as_secs_f64() * 1e3
+    );
+    println!("cached load:     {:.1} ms", cached_load.as_secs_f64() * 1e3);
+    println!("instantiate:     {:.2} ms", instantiate.as_secs_f64() * 1e3);
+    println!(
+        "per pod:         {:.0} µs over {nodes} nodes ({done} pods{})",
+        per_pod.as_secs_f64() * 1e6,
+        if errors > 0 {
+            format!(", {errors} cycle errors")
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
