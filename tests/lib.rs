@@ -137,7 +137,7 @@ world wrong { export other; }";
     }
 
     pub fn componentize(wat: &str, world: &str) -> Vec<u8> {
-        let mut module = wat::parse_str(wat).expect("fixture WAT parses");
+        let module = wat::parse_str(wat).expect("fixture WAT parses");
         let mut resolve = wit_parser::Resolve::default();
         let contract =
             std::fs::read_to_string(crate::workspace_root().join("wit/0.1.0/predicate.wit"))
@@ -147,27 +147,14 @@ world wrong { export other; }";
         resolve.push_str("wasi-cli.wit", FAKE_WASI_CLI).unwrap();
         let pkg = resolve.push_str("fixture.wit", FIXTURE_WIT).unwrap();
         let world = resolve.select_world(&[pkg], Some(world)).unwrap();
-        wit_component::embed_component_metadata(
-            &mut module,
-            &resolve,
-            world,
-            wit_component::StringEncoding::UTF8,
-            false,
-        )
-        .unwrap();
-        wit_component::ComponentEncoder::default()
-            .module(&module)
-            .unwrap()
-            .validate(true)
-            .encode()
-            .expect("fixture encodes as a component")
+        crate::encode_component(module, &resolve, world).expect("fixture encodes as a component")
     }
 }
 
 /// Wraps a core module (WAT) that implements the contract's world
 /// (`sift:predicate/predicate-plugin@0.1.0`) into a component.
 pub fn component_from_wat(wat: &str) -> Result<Vec<u8>, String> {
-    let mut module = wat::parse_str(wat).map_err(|e| format!("{e}"))?;
+    let module = wat::parse_str(wat).map_err(|e| format!("{e}"))?;
     let mut resolve = wit_parser::Resolve::default();
     let (pkg, _) = resolve
         .push_dir(workspace_root().join("wit/0.1.0"))
@@ -175,9 +162,19 @@ pub fn component_from_wat(wat: &str) -> Result<Vec<u8>, String> {
     let world = resolve
         .select_world(&[pkg], Some("predicate-plugin"))
         .map_err(|e| format!("{e:#}"))?;
+    encode_component(module, &resolve, world)
+}
+
+/// A core module with the component type of `world` embedded, encoded as a
+/// component.
+fn encode_component(
+    mut module: Vec<u8>,
+    resolve: &wit_parser::Resolve,
+    world: wit_parser::WorldId,
+) -> Result<Vec<u8>, String> {
     wit_component::embed_component_metadata(
         &mut module,
-        &resolve,
+        resolve,
         world,
         wit_component::StringEncoding::UTF8,
         false,

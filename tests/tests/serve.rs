@@ -75,6 +75,25 @@ impl Server {
     }
 }
 
+impl Server {
+    /// A server on a fixture's plugins, config and cluster, plus `extra` flags.
+    fn on_fixture(
+        (plugins, config, cluster): &(PathBuf, PathBuf, PathBuf),
+        extra: &[&str],
+    ) -> Server {
+        let mut args = vec![
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+            "--cluster",
+            cluster.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        Server::start(&args)
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -380,19 +399,8 @@ fn looping_filter() -> Vec<u8> {
 
 #[test]
 fn requests_beyond_the_queue_get_503_and_shutdown_finishes_them() {
-    let (plugins, config, cluster) = fixture_setup("serve-busy", &looping_filter(), "400ms");
-    let s = Server::start(&[
-        "--plugins",
-        plugins.to_str().unwrap(),
-        "-c",
-        config.to_str().unwrap(),
-        "--cluster",
-        cluster.to_str().unwrap(),
-        "--max-in-flight",
-        "1",
-        "--max-queue",
-        "1",
-    ]);
+    let fixture = fixture_setup("serve-busy", &looping_filter(), "400ms");
+    let s = Server::on_fixture(&fixture, &["--max-in-flight", "1", "--max-queue", "1"]);
     let url = format!("{}/filter", s.base);
     let body = json!({"Pod": web_pod(), "NodeNames": ["n1"]}).to_string();
     // Each request runs into the 400 ms deadline: one evaluates, one
@@ -480,17 +488,9 @@ fn plugins_replaced_under_load_never_fail_a_request() {
             ),
         ),
     ];
-    let (plugins, config, cluster) = fixture_setup("serve-reload", &a, "200ms");
-    let s = Server::start(&[
-        "--plugins",
-        plugins.to_str().unwrap(),
-        "-c",
-        config.to_str().unwrap(),
-        "--cluster",
-        cluster.to_str().unwrap(),
-        "--log-level",
-        "error",
-    ]);
+    let fixture = fixture_setup("serve-reload", &a, "200ms");
+    let plugins = fixture.0.clone();
+    let s = Server::on_fixture(&fixture, &["--log-level", "error"]);
     let url = format!("{}/filter", s.base);
     let stop = Arc::new(AtomicBool::new(false));
     let seen_a = Arc::new(AtomicUsize::new(0));
@@ -612,15 +612,9 @@ fn enabled(st: &Value) -> Vec<String> {
 
 #[test]
 fn config_changes_and_removed_files_apply_live() {
-    let (plugins, config, cluster) = fixture_setup("serve-config", &flip('a'), "1s");
-    let s = Server::start(&[
-        "--plugins",
-        plugins.to_str().unwrap(),
-        "-c",
-        config.to_str().unwrap(),
-        "--cluster",
-        cluster.to_str().unwrap(),
-    ]);
+    let fixture = fixture_setup("serve-config", &flip('a'), "1s");
+    let (plugins, config) = (fixture.0.clone(), fixture.1.clone());
+    let s = Server::on_fixture(&fixture, &[]);
     let ask = || {
         let body = json!({"Pod": web_pod(), "NodeNames": ["n0", "n1"]}).to_string();
         let (code, text, _) = s.post("/filter", &body);
