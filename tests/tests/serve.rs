@@ -525,12 +525,15 @@ fn plugins_replaced_under_load_never_fail_a_request() {
         .collect();
 
     let file = plugins.join("flip.wasm");
+    // Broken and valid versions alternate (B, A, B, A between broken
+    // ones); half are written in place (no rename), as some writers do.
+    // Writes come faster than the 200 ms debounce, so some versions are
+    // never seen whole: sift must serve one of the valid ones throughout,
+    // and the last one written (B) once the writes stop.
     for i in 0..50 {
-        // valid A, broken, valid B, broken, ...; half written in place
-        // (no rename), as some writers do.
         let bytes: &[u8] = match i % 4 {
-            0 => &b,
-            2 => &a,
+            1 => &b,
+            3 => &a,
             _ => &broken[(i / 2) % broken.len()].1,
         };
         if i % 3 == 0 {
@@ -540,7 +543,6 @@ fn plugins_replaced_under_load_never_fail_a_request() {
         }
         std::thread::sleep(Duration::from_millis(120));
     }
-    // The last write was broken; the last valid one (B, at i = 48) serves.
     let want = sha_prefix(&b);
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
