@@ -342,14 +342,6 @@ impl Reloader {
             }
         };
         let generation = current.generation + 1;
-        for v in &versions {
-            self.metrics
-                .plugin_instances
-                .get_or_create(&crate::metrics::PluginLabel {
-                    plugin: v.name.clone(),
-                })
-                .set(0);
-        }
         tracing::info!(
             generation,
             plugins = %versions.iter().filter(|v| v.enabled).map(|v| format!("{}@{}", v.name, v.version)).collect::<Vec<_>>().join(" "),

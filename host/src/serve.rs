@@ -703,6 +703,8 @@ async fn status(State(s): State<Arc<Server>>) -> Response {
 
 async fn metrics_text(State(s): State<Arc<Server>>) -> Response {
     let profile = s.profile.load();
+    // Only the plugins serving now: unloaded ones drop out of the family.
+    s.metrics.plugin_instances.clear();
     for p in profile.engine.plugins() {
         s.metrics
             .plugin_instances
