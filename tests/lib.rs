@@ -151,20 +151,6 @@ world wrong { export other; }";
     }
 }
 
-/// Wraps a core module (WAT) that implements the contract's world
-/// (`sift:predicate/predicate-plugin@0.1.0`) into a component.
-pub fn component_from_wat(wat: &str) -> Result<Vec<u8>, String> {
-    let module = wat::parse_str(wat).map_err(|e| format!("{e}"))?;
-    let mut resolve = wit_parser::Resolve::default();
-    let (pkg, _) = resolve
-        .push_dir(workspace_root().join("wit/0.1.0"))
-        .map_err(|e| format!("{e:#}"))?;
-    let world = resolve
-        .select_world(&[pkg], Some("predicate-plugin"))
-        .map_err(|e| format!("{e:#}"))?;
-    encode_component(module, &resolve, world)
-}
-
 /// A core module with the component type of `world` embedded, encoded as a
 /// component.
 fn encode_component(

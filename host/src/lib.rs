@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod cache;
 pub mod cluster;
+pub mod componentize;
 pub mod config;
 pub mod conformance;
 pub mod diagnosis;

@@ -43,7 +43,8 @@ const EXAMPLES: &str = "Examples:
   sift plugins inspect my_plugin.wasm
   sift bench --nodes 5000
   sift serve --listen 0.0.0.0:8888 --cluster cluster.json --log-level info
-  sift new --lang rust my-check";
+  sift new --lang rust my-check
+  sift component new plugin.wasm -o my_plugin.wasm";
 
 #[derive(Subcommand)]
 enum Command {
@@ -75,6 +76,10 @@ enum Command {
     /// Create a plugin project (Rust, Python or WAT) that builds and passes
     /// its starter conformance case (cases/001-starter.json).
     New(sift_host::scaffold::NewArgs),
+    /// Build steps for plugins in languages other than Rust: make a
+    /// component of a core module, write the contract's C bindings.
+    #[command(subcommand)]
+    Component(sift_host::componentize::ComponentCommand),
 }
 
 #[derive(Args)]
@@ -184,6 +189,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
         Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
         Command::Serve(a) => serve(a),
+        Command::Component(c) => sift_host::componentize::run(c).map(|_| ExitCode::SUCCESS),
         Command::New(a) => {
             let dir = sift_host::scaffold::run(a)?;
             println!(

@@ -1,0 +1,194 @@
+//! `sift component`: the two steps every non-Rust toolchain needs around
+//! its compiler, so plugin authors need nothing but their compiler and sift.
+//!
+//! - `bindings c`: wit-bindgen's C bindings for the contract this sift
+//!   speaks (the same generator as the `wit-bindgen c` CLI).
+//! - `new`: a core module (or WAT) becomes a component of the world
+//!   `sift:predicate/predicate-plugin`: the contract is embedded unless the
+//!   module carries it already (wit-bindgen's C object file does), and a
+//!   module written against WASI preview 1 (wasi-libc, Go's wasip1) is
+//!   adapted with the preview-1 reactor adapter of the wasmtime sift links,
+//!   so its WASI imports land on what the host provides.
+
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use wit_bindgen_core::wit_parser::{Resolve, WorldId};
+
+/// The contract, embedded so that what sift builds and scaffolds always
+/// matches the WIT this sift speaks.
+pub const CONTRACT: &str = include_str!("../../wit/0.1.0/predicate.wit");
+/// The world a plugin implements.
+pub const WORLD: &str = "predicate-plugin";
+
+/// The name core modules import WASI preview 1 under.
+const PREVIEW1: &str = "wasi_snapshot_preview1";
+
+#[derive(clap::Subcommand)]
+pub enum ComponentCommand {
+    /// Turn a core module (.wasm) or WebAssembly text (.wat) into a plugin
+    /// component.
+    ///
+    /// Embeds the contract's type information unless the module has it
+    /// already (wit-bindgen's C object file adds it at link time), and
+    /// adapts WASI preview-1 imports (wasi-libc, Go's wasip1) with the
+    /// reactor adapter matching sift's wasmtime. Check the result with
+    /// `sift plugins inspect OUT` and `sift conformance --plugin OUT CASES`.
+    New {
+        /// The core module: a .wasm file or a .wat text.
+        input: PathBuf,
+        /// Where to write the component.
+        #[arg(long, short = 'o')]
+        output: PathBuf,
+    },
+    /// Write the contract's bindings for a language into a directory.
+    ///
+    /// C: predicate_plugin.h, predicate_plugin.c and
+    /// predicate_plugin_component_type.o (link it in: it carries the
+    /// contract's types), as `wit-bindgen c` would write them.
+    Bindings {
+        #[arg(value_enum)]
+        lang: BindingsLang,
+        /// Directory to write into (created if missing).
+        #[arg(long, default_value = ".")]
+        out: PathBuf,
+    },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum BindingsLang {
+    /// wit-bindgen's C generator.
+    C,
+}
+
+pub fn run(command: ComponentCommand) -> Result<()> {
+    match command {
+        ComponentCommand::New { input, output } => {
+            let component = new_from_file(&input)?;
+            std::fs::write(&output, &component)
+                .with_context(|| format!("cannot write {}", output.display()))?;
+            println!("wrote {} ({} bytes)", output.display(), component.len());
+        }
+        ComponentCommand::Bindings { lang, out } => {
+            let written = bindings(lang, &out)?;
+            for file in written {
+                println!("wrote {}", file.display());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn contract() -> Result<(Resolve, WorldId)> {
+    let mut resolve = Resolve::default();
+    let pkg = resolve
+        .push_str("predicate.wit", CONTRACT)
+        .context("the embedded contract does not parse")?;
+    let world = resolve.select_world(&[pkg], Some(WORLD))?;
+    Ok((resolve, world))
+}
+
+/// Reads `input` (binary module or WAT) and makes it a plugin component.
+pub fn new_from_file(input: &Path) -> Result<Vec<u8>> {
+    let bytes = std::fs::read(input).with_context(|| format!("cannot read {}", input.display()))?;
+    let module = if bytes.starts_with(b"\0asm") {
+        bytes
+    } else {
+        wat::parse_bytes(&bytes)
+            .map_err(|e| {
+                anyhow::anyhow!(
+                    "{}: not a WebAssembly binary, and not valid WAT text: {e}",
+                    input.display()
+                )
+            })?
+            .into_owned()
+    };
+    new_component(module).with_context(|| format!("{}: cannot make a component", input.display()))
+}
+
+/// Makes a plugin component of a core module.
+pub fn new_component(mut module: Vec<u8>) -> Result<Vec<u8>> {
+    let facts = ModuleFacts::read(&module)?;
+    if facts.is_component {
+        bail!("this is a component already, not a core module");
+    }
+    if !facts.has_component_type {
+        let (resolve, world) = contract()?;
+        wit_component::embed_component_metadata(
+            &mut module,
+            &resolve,
+            world,
+            wit_component::StringEncoding::UTF8,
+        )?;
+    }
+    let mut encoder = wit_component::ComponentEncoder::default();
+    encoder.validate(true).module(&module)?;
+    if facts.imports_preview1 {
+        encoder.adapter(
+            PREVIEW1,
+            wasi_preview1_component_adapter_provider::WASI_SNAPSHOT_PREVIEW1_REACTOR_ADAPTER,
+        )?;
+    }
+    encoder.encode()
+}
+
+/// What `new` needs to know about a module before encoding it.
+struct ModuleFacts {
+    is_component: bool,
+    has_component_type: bool,
+    imports_preview1: bool,
+}
+
+impl ModuleFacts {
+    fn read(bytes: &[u8]) -> Result<Self> {
+        let mut facts = ModuleFacts {
+            is_component: false,
+            has_component_type: false,
+            imports_preview1: false,
+        };
+        for payload in wasmparser::Parser::new(0).parse_all(bytes) {
+            match payload.context("not a WebAssembly module")? {
+                wasmparser::Payload::Version {
+                    encoding: wasmparser::Encoding::Component,
+                    ..
+                } => {
+                    facts.is_component = true;
+                    break;
+                }
+                wasmparser::Payload::CustomSection(s) if s.name().starts_with("component-type") => {
+                    facts.has_component_type = true;
+                }
+                wasmparser::Payload::ImportSection(imports) => {
+                    for import in imports.into_imports() {
+                        if import?.module == PREVIEW1 {
+                            facts.imports_preview1 = true;
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(facts)
+    }
+}
+
+/// Writes the contract's bindings for `lang` into `out`; returns the files.
+pub fn bindings(lang: BindingsLang, out: &Path) -> Result<Vec<PathBuf>> {
+    let (mut resolve, world) = contract()?;
+    let mut files = wit_bindgen_core::Files::default();
+    match lang {
+        BindingsLang::C => {
+            wit_bindgen_c::Opts::default()
+                .build()
+                .generate(&mut resolve, world, &mut files)?
+        }
+    }
+    std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let mut written = Vec::new();
+    for (name, contents) in files.iter() {
+        let path = out.join(name);
+        std::fs::write(&path, contents)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
