@@ -5,6 +5,7 @@
 //! `sift.io/<plugin-name>: deny` is rejected (UnschedulableAndUnresolvable,
 //! reason `node(s) were denied by <PluginName>`); others pass.
 
+use crate::componentize::CONTRACT;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,8 @@ pub enum Lang {
     Python,
     /// WebAssembly text against the canonical ABI, by hand.
     Wat,
+    /// C with wit-bindgen's bindings, clang and wasi-libc.
+    C,
 }
 
 #[derive(clap::Args)]
@@ -34,9 +37,6 @@ pub struct NewArgs {
     #[arg(long)]
     pub sdk: Option<PathBuf>,
 }
-
-/// The contract, embedded so projects get the WIT this sift speaks.
-const CONTRACT: &str = include_str!("../../wit/0.1.0/predicate.wit");
 
 fn pascal(name: &str) -> String {
     name.split(['-', '_'])
@@ -107,6 +107,23 @@ fn starter_case(name: &str, plugin: &str) -> String {
     serde_json::to_string_pretty(&case).unwrap_or_default() + "\n"
 }
 
+/// A project's files, with `{{name}}` (kebab case), `{{Plugin}}` (the
+/// declared name), `{{crate}}` (snake case: the component's file name) and
+/// `{{sdk}}` filled in. Every project has `build.sh`, which writes
+/// `{{crate}}.wasm` beside it.
+type Template = &'static [(&'static str, &'static str)];
+
+macro_rules! template {
+    ($lang:literal: $($file:literal),+ $(,)?) => {
+        &[$(($file, include_str!(concat!("../templates/", $lang, "/", $file)))),+]
+    };
+}
+
+const RUST: Template = template!("rust": "Cargo.toml", "src/lib.rs", "build.sh", "README.md");
+const PYTHON: Template = template!("python": "app.py", "build.sh", "README.md");
+const WAT: Template = template!("wat": "build.sh", "README.md");
+const C: Template = template!("c": "plugin.c", "build.sh", "README.md");
+
 pub fn run(a: NewArgs) -> Result<PathBuf> {
     if !valid_name(&a.name) {
         bail!(
@@ -120,177 +137,55 @@ pub fn run(a: NewArgs) -> Result<PathBuf> {
     }
     let plugin = pascal(&a.name);
     let crate_name = a.name.replace('-', "_");
+    let mut sdk = String::new();
+    let template = match a.lang {
+        Lang::Rust => {
+            let path = a.sdk.clone().or_else(default_sdk).with_context(|| {
+                "cannot find sift-sdk: pass --sdk PATH (the plugin-sdk directory of a sift checkout)"
+            })?;
+            let path = std::fs::canonicalize(&path)
+                .with_context(|| format!("no sift-sdk at {}", path.display()))?;
+            sdk = path.display().to_string();
+            RUST
+        }
+        Lang::Python => PYTHON,
+        Lang::Wat => {
+            write(&dir, "plugin.wat", &wat_starter(&a.name, &plugin))?;
+            WAT
+        }
+        Lang::C => C,
+    };
     write(
         &dir,
         "cases/001-starter.json",
         &starter_case(&a.name, &plugin),
     )?;
-    write(&dir, "wit/predicate.wit", CONTRACT)?;
-    match a.lang {
-        Lang::Rust => {
-            let sdk = a.sdk.clone().or_else(default_sdk).with_context(|| {
-                "cannot find sift-sdk: pass --sdk PATH (the plugin-sdk directory of a sift checkout)"
-            })?;
-            let sdk = std::fs::canonicalize(&sdk)
-                .with_context(|| format!("no sift-sdk at {}", sdk.display()))?;
-            std::fs::remove_dir_all(dir.join("wit")).ok(); // the SDK carries it
-            write(
-                &dir,
-                "Cargo.toml",
-                &format!(
-                    r#"[package]
-name = "{name}"
-version = "0.1.0"
-edition = "2024"
-
-[lib]
-crate-type = ["cdylib", "rlib"]
-
-[dependencies]
-sift-sdk = {{ path = "{sdk}" }}
-
-# A project of its own, even inside another workspace.
-[workspace]
-
-# Small components; a panic aborts (the host reports the trap as an Error).
-[profile.release]
-opt-level = "s"
-lto = true
-codegen-units = 1
-panic = "abort"
-strip = true
-"#,
-                    name = a.name,
-                    sdk = sdk.display()
-                ),
-            )?;
-            write(
-                &dir,
-                "src/lib.rs",
-                &format!(
-                    r#"//! {plugin}: rejects nodes labelled `sift.io/{name}: deny`.
-
-use sift_sdk::{{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate}};
-
-pub struct {plugin};
-
-impl Predicate for {plugin} {{
-    const NAME: &'static str = "{plugin}";
-    /// The host syncs only the node fields a plugin reads.
-    const NODE_FIELDS: NodeFields = NodeFields::LABELS;
-    /// What `prepare` computes once per pod for `filter` to use.
-    type PodState = ();
-
-    fn new(_args: Args) -> Result<Self, String> {{
-        Ok({plugin})
-    }}
-
-    fn prepare(&self, _pod: &Pod) -> Prepare<()> {{
-        Prepare::Proceed(())
-    }}
-
-    fn filter(&self, _pod: &Pod, _: &(), node: &Node) -> Status {{
-        if node.labels.get("sift.io/{name}") == Some("deny") {{
-            return Status::unresolvable("node(s) were denied by {plugin}");
-        }}
-        Status::success()
-    }}
-}}
-
-export_predicate!({plugin});
-"#,
-                    name = a.name
-                ),
-            )?;
-            write(
-                &dir,
-                "build.sh",
-                &format!(
-                    "#!/usr/bin/env bash\n# Builds the component: target/wasm32-wasip2/release/{crate_name}.wasm\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\nrustup target add wasm32-wasip2 >/dev/null 2>&1 || true\ncargo build --release --target wasm32-wasip2\n"
-                ),
-            )?;
-            write(
-                &dir,
-                "README.md",
-                &format!(
-                    "# {plugin}\n\nA sift filter plugin in Rust.\n\n```sh\nbash build.sh\nsift conformance --plugin target/wasm32-wasip2/release/{crate_name}.wasm cases/\ncargo test    # the same predicate, natively\n```\n"
-                ),
-            )?;
-        }
-        Lang::Python => {
-            write(
-                &dir,
-                "app.py",
-                &format!(
-                    r#""""{plugin}: rejects nodes labelled `sift.io/{name}: deny`."""
-
-from typing import Dict, List
-
-from wit_world import exports
-from wit_world.imports import types as t
-
-DENY_LABEL = "sift.io/{name}"
-# Slot -> whether the node is denied: the host syncs nodes in once per
-# change, then asks about batches of slots.
-denied: Dict[int, bool] = {{}}
-
-
-class Predicate(exports.Predicate):
-    def describe(self) -> t.PluginInfo:
-        return t.PluginInfo(name="{plugin}", node_fields=t.NodeFields.LABELS)
-
-    def init(self, args: str) -> None:
-        pass
-
-    def sync_nodes(self, upserts: List[t.NodeEntry], removals: List[int]) -> None:
-        for slot in removals:
-            denied.pop(slot, None)
-        for e in upserts:
-            denied[e.slot] = any(
-                l.key == DENY_LABEL and l.value == "deny" for l in e.node.labels
-            )
-
-    def prepare(self, pod: t.Pod) -> t.PrepareResult:
-        return t.PrepareResult_Proceed()
-
-    def filter(self, slots: List[int]) -> t.Verdicts:
-        status = t.Status(
-            code=t.Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
-            reasons=["node(s) were denied by {plugin}"],
-        )
-        rejections = [(i, 0) for i, slot in enumerate(slots) if denied.get(slot)]
-        return t.Verdicts(statuses=[status], rejections=rejections)
-"#,
-                    name = a.name
-                ),
-            )?;
-            write(
-                &dir,
-                "build.sh",
-                &format!(
-                    "#!/usr/bin/env bash\n# Builds the component: {crate_name}.wasm\nset -euo pipefail\ncd \"$(dirname \"$0\")\"\npython3 -m pip install --quiet componentize-py==0.25.1\ncomponentize-py -d wit -w predicate-plugin componentize app -o {crate_name}.wasm\n"
-                ),
-            )?;
-            write(
-                &dir,
-                "README.md",
-                &format!(
-                    "# {plugin}\n\nA sift filter plugin in Python (componentize-py).\n\n```sh\nbash build.sh\nsift conformance --plugin {crate_name}.wasm cases/\n```\n"
-                ),
-            )?;
-        }
-        Lang::Wat => {
-            write(&dir, "plugin.wat", &wat_starter(&a.name, &plugin))?;
-            write(
-                &dir,
-                "README.md",
-                &format!(
-                    "# {plugin}\n\nA sift filter plugin written in WebAssembly text. Build the component with\n`sift-wat-component` (from a sift checkout: `cargo build --release -p sift-tests`)\nor `wasm-tools component embed wit plugin.wat | wasm-tools component new -o {crate_name}.wasm`:\n\n```sh\nsift-wat-component plugin.wat {crate_name}.wasm\nsift conformance --plugin {crate_name}.wasm cases/\n```\n"
-                ),
-            )?;
+    if a.lang != Lang::Rust {
+        // Rust projects get the contract with the SDK.
+        write(&dir, "wit/predicate.wit", CONTRACT)?;
+    }
+    for (file, text) in template {
+        let text = text
+            .replace("{{name}}", &a.name)
+            .replace("{{Plugin}}", &plugin)
+            .replace("{{crate}}", &crate_name)
+            .replace("{{sdk}}", &sdk);
+        write(&dir, file, &text)?;
+        if file.ends_with(".sh") {
+            make_executable(&dir.join(file))?;
         }
     }
     Ok(dir)
+}
+
+fn make_executable(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+            .with_context(|| format!("cannot make {} executable", path.display()))?;
+    }
+    Ok(())
 }
 
 /// A WAT starter: keeps one "denied" byte per slot.

@@ -207,23 +207,17 @@ fn new_projects_build_and_pass_their_starter_case() {
         let o = cmd.output().expect("command runs");
         assert!(o.status.success(), "{cmd:?}: {:?}", text(&o));
     };
-    let root = sift_tests::workspace_root();
-    let wat_tool = root.join("target/release/sift-wat-component");
-    for (lang, component) in [
-        ("wat", "x.wasm"),
-        ("python", "check_python.wasm"),
-        ("rust", "target/wasm32-wasip2/release/check_rust.wasm"),
-    ] {
+    // Every project's build.sh writes <crate>.wasm; C and WAT use sift.
+    let sift_bin = sift_tests::sift_bin();
+    for lang in ["wat", "c", "python", "rust"] {
         let name = format!("check-{lang}");
         let dir = base.join(&name);
         let o = sift(&["new", "--lang", lang, &name, "--dir", dir.to_str().unwrap()]);
         assert!(o.status.success(), "{:?}", text(&o));
-        match lang {
-            "wat" => run(Command::new(&wat_tool)
-                .arg(dir.join("plugin.wat"))
-                .arg(dir.join("x.wasm"))),
-            _ => run(Command::new("bash").arg(dir.join("build.sh"))),
-        }
+        run(Command::new("bash")
+            .arg(dir.join("build.sh"))
+            .env("SIFT", &sift_bin));
+        let component = format!("check_{lang}.wasm");
         let component = dir.join(component);
         let cases = dir.join("cases");
         let o = sift(&[
@@ -247,4 +241,60 @@ fn new_projects_build_and_pass_their_starter_case() {
     ]);
     assert!(!o.status.success());
     assert!(text(&o).1.contains("not empty"), "{:?}", text(&o));
+}
+
+/// `sift component new` makes a plugin of a core module and says what is
+/// wrong with anything else.
+#[test]
+fn component_new_builds_plugins_and_names_bad_input() {
+    let dir = sift_tests::temp_dir("component-new");
+    let out = dir.join("out.wasm");
+    let out_arg = out.to_str().unwrap();
+    let wat = sift_tests::workspace_root().join("plugins/examples/gpu-model-wat/gpu_model.wat");
+    let o = sift(&["component", "new", wat.to_str().unwrap(), "-o", out_arg]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let o = sift(&["plugins", "inspect", out_arg]);
+    assert!(
+        text(&o).0.contains("name:         GpuModel"),
+        "{:?}",
+        text(&o)
+    );
+
+    let cases: [(&str, &[u8], &str); 3] = [
+        (
+            "garbage.wasm",
+            b"garbage",
+            "not a WebAssembly binary, and not valid WAT text",
+        ),
+        (
+            "wrong.wat",
+            b"(module (func (export \"foo\")))",
+            "failed to find export of interface `sift:predicate/predicate@0.1.0` function `describe`",
+        ),
+        (
+            "import.wat",
+            b"(module (import \"env\" \"x\" (func)))",
+            "module requires an import interface named `env`",
+        ),
+    ];
+    for (file, bytes, expected) in cases {
+        let path = dir.join(file);
+        std::fs::write(&path, bytes).unwrap();
+        let o = sift(&["component", "new", path.to_str().unwrap(), "-o", out_arg]);
+        let (_, err) = text(&o);
+        assert!(!o.status.success(), "{file} accepted");
+        assert!(
+            err.contains(file) && err.contains(expected),
+            "{file}: {err}"
+        );
+    }
+    // A component is not a core module.
+    let o = sift(&[
+        "component",
+        "new",
+        out_arg,
+        "-o",
+        dir.join("again.wasm").to_str().unwrap(),
+    ]);
+    assert!(text(&o).1.contains("a component already"), "{:?}", text(&o));
 }

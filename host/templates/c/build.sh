@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the component: {{crate}}.wasm
+#
+# Needs clang with a wasm32-wasi target, lld and wasi-libc (Debian:
+# `apt-get install clang-19 lld-19 wasi-libc`; set CC to use another clang)
+# and sift (set SIFT if it is not on PATH).
+set -euo pipefail
+cd "$(dirname "$0")"
+sift="${SIFT:-sift}"
+cc="${CC:-clang-19}"
+"$sift" component bindings c --out bindings >/dev/null
+# Reactor: no main; the exports are called many times.
+"$cc" --target=wasm32-wasi -mexec-model=reactor -fuse-ld=lld \
+  -Os -flto -Wall -Wextra -Wl,--gc-sections -Wl,--strip-all \
+  -Ibindings -o bindings/{{crate}}.core.wasm \
+  plugin.c bindings/predicate_plugin.c bindings/predicate_plugin_component_type.o
+"$sift" component new bindings/{{crate}}.core.wasm -o {{crate}}.wasm >/dev/null
+echo "built {{crate}}.wasm"
