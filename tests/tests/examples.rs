@@ -10,7 +10,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The examples CI builds; each must be there.
-const EXAMPLES: [&str; 2] = ["gpu_model_python.wasm", "gpu_model_wat.wasm"];
+const EXAMPLES: [&str; 3] = [
+    "gpu_model_c.wasm",
+    "gpu_model_python.wasm",
+    "gpu_model_wat.wasm",
+];
 
 fn examples_dir() -> PathBuf {
     sift_tests::workspace_root().join("target/examples")

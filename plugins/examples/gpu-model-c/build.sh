@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Builds the C GpuModel example into a component.
+# Output: target/examples/gpu_model_c.wasm
+#
+# Toolchain: Debian's clang-19, lld-19 and wasi-libc (installed here when
+# missing), and sift itself: `sift component bindings c` writes
+# wit-bindgen's C bindings of the contract, `sift component new` makes the
+# linked module a component.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+if ! command -v clang-19 >/dev/null || ! command -v wasm-ld-19 >/dev/null \
+  || [ ! -f /usr/lib/wasm32-wasi/libc.a ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-19 lld-19 wasi-libc >/dev/null
+fi
+sift="$root/target/release/sift"
+[ -x "$sift" ] || (cd "$root" && cargo build --quiet --release -p sift-host)
+build="$root/target/examples/gpu-model-c"
+mkdir -p "$build"
+"$sift" component bindings c --out "$build" >/dev/null
+# Reactor: no main, exports called many times. -Os and LTO keep it small;
+# the bindings' object file carries the contract's types into the module.
+clang-19 --target=wasm32-wasi -mexec-model=reactor -fuse-ld=lld \
+  -Os -flto -Wall -Wextra -Werror -Wl,--gc-sections -Wl,--strip-all \
+  -I"$build" -o "$build/gpu_model_c.core.wasm" \
+  "$here/gpu_model.c" "$build/predicate_plugin.c" "$build/predicate_plugin_component_type.o"
+"$sift" component new "$build/gpu_model_c.core.wasm" -o "$root/target/examples/gpu_model_c.wasm" >/dev/null
+echo "built $root/target/examples/gpu_model_c.wasm"
