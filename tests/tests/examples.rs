@@ -10,8 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// The examples CI builds; each must be there.
-const EXAMPLES: [&str; 3] = [
+const EXAMPLES: [&str; 5] = [
     "gpu_model_c.wasm",
+    "gpu_model_go.wasm",
+    "gpu_model_js.wasm",
     "gpu_model_python.wasm",
     "gpu_model_wat.wasm",
 ];
@@ -56,4 +58,160 @@ fn every_example_passes_the_gpu_model_cases() {
             failures.join("\n")
         );
     }
+}
+
+/// A GPU cluster as `kubectl get -o json` prints it: nodes of four GPU
+/// models, GPU nodes without a model label, nodes without GPUs, and pending pods that accept some models, any model,
+/// or ask for no GPU.
+fn gpu_cluster() -> serde_json::Value {
+    let models = ["", "V100M16", "T4", "P100", "A10"];
+    let nodes: Vec<serde_json::Value> = (0..40)
+        .map(|i| {
+            let model = models[i % models.len()];
+            let mut labels =
+                serde_json::json!({ "kubernetes.io/hostname": format!("node-{i:02}") });
+            let mut allocatable =
+                serde_json::json!({ "cpu": "32", "memory": "128Gi", "pods": "110" });
+            if !model.is_empty() {
+                labels["alibabacloud.com/gpu-card-model"] = model.into();
+            }
+            // Some nodes without a model label still offer GPU resources.
+            if !model.is_empty() || i % 2 == 1 {
+                allocatable["alibabacloud.com/gpu-milli"] = "8000".into();
+            }
+            serde_json::json!({
+                "apiVersion": "v1", "kind": "Node",
+                "metadata": { "name": format!("node-{i:02}"), "labels": labels,
+                              "uid": format!("uid-{i}"), "resourceVersion": "1" },
+                "spec": { "podCIDR": "10.0.0.0/24" },
+                "status": { "capacity": allocatable.clone(), "allocatable": allocatable,
+                            "conditions": [{ "type": "Ready", "status": "True" }] }
+            })
+        })
+        .collect();
+    let pod = |name: &str, gpu: Option<&str>, accepted: Option<&str>| {
+        let mut requests = serde_json::json!({ "cpu": "2", "memory": "4Gi" });
+        if let Some(milli) = gpu {
+            requests["alibabacloud.com/gpu-milli"] = milli.into();
+        }
+        let mut labels = serde_json::json!({ "app": name });
+        if let Some(models) = accepted {
+            labels["sift.io/gpu-models"] = models.into();
+        }
+        serde_json::json!({
+            "apiVersion": "v1", "kind": "Pod",
+            "metadata": { "name": name, "namespace": "ml", "labels": labels },
+            "spec": { "schedulerName": "default-scheduler",
+                      "containers": [{ "name": "main", "image": "trainer:1",
+                                       "resources": { "requests": requests } }] },
+            "status": { "phase": "Pending" }
+        })
+    };
+    let pods = vec![
+        pod("v100-or-t4", Some("1000"), Some("V100M16.T4")),
+        pod("a10-only", Some("500"), Some("A10")),
+        pod("any-gpu", Some("8000"), None),
+        pod("unknown-model", Some("1000"), Some("H100")),
+        pod("too-much-gpu", Some("9000"), Some("P100")),
+        pod("cpu-only", None, Some("T4")),
+    ];
+    serde_json::json!({
+        "apiVersion": "v1", "kind": "List",
+        "items": nodes.into_iter().chain(pods).collect::<Vec<_>>()
+    })
+}
+
+/// `sift filter -o json` over the GPU cluster with the bundled plugins,
+/// GpuModel taken from `gpu_model` (a component file).
+fn filter_with(
+    gpu_model: &std::path::Path,
+    dir: &std::path::Path,
+    cluster: &std::path::Path,
+) -> serde_json::Value {
+    let plugins = dir.join(format!(
+        "plugins-{}",
+        gpu_model.file_stem().unwrap().to_string_lossy()
+    ));
+    std::fs::create_dir_all(&plugins).unwrap();
+    for entry in std::fs::read_dir(sift_tests::plugins_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().to_string();
+        if name.ends_with(".wasm") && name != "sift_plugin_gpu_model.wasm" {
+            std::fs::copy(&path, plugins.join(&name)).unwrap();
+        }
+    }
+    std::fs::copy(gpu_model, plugins.join(gpu_model.file_name().unwrap())).unwrap();
+    let config = dir.join("sift.yaml");
+    std::fs::write(
+        &config,
+        "plugins:\n  filter:\n    enabled: [{name: GpuModel}]\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(sift_tests::sift_bin())
+        .arg("filter")
+        .arg("--cluster")
+        .arg(cluster)
+        .arg("--config")
+        .arg(&config)
+        .arg("--plugins")
+        .arg(&plugins)
+        .args(["-o", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "sift filter with {}: {}",
+        gpu_model.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "sift filter with {}: output not JSON: {e}",
+            gpu_model.display()
+        )
+    })
+}
+
+#[test]
+fn every_example_filters_a_gpu_cluster_as_the_reference_does() {
+    let dir = sift_tests::temp_dir("examples-filter");
+    let cluster = dir.join("cluster.json");
+    std::fs::write(&cluster, serde_json::to_vec_pretty(&gpu_cluster()).unwrap()).unwrap();
+    let reference = filter_with(
+        &sift_tests::plugins_dir().join("sift_plugin_gpu_model.wasm"),
+        &dir,
+        &cluster,
+    );
+    // The reference's answer exercises both GpuModel rejections and both
+    // outcomes, or the comparison below would prove little.
+    let text = reference.to_string();
+    for expected in [
+        "node(s) had no GPU",
+        "node(s) didn't have an accepted GPU model",
+        "Insufficient alibabacloud.com/gpu-milli",
+    ] {
+        assert!(
+            text.contains(expected),
+            "reference output lacks {expected:?}: {text}"
+        );
+    }
+    let feasible: Vec<usize> = reference
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["feasibleNodes"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert_eq!(feasible.len(), 6, "one result per pod: {text}");
+    assert!(
+        feasible.contains(&0) && feasible.iter().any(|&n| n > 0),
+        "{feasible:?}"
+    );
+    for example in EXAMPLES {
+        let got = filter_with(&examples_dir().join(example), &dir, &cluster);
+        assert_eq!(
+            got, reference,
+            "{example} filters differently from the Rust reference"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

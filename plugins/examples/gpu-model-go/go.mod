@@ -1,0 +1,3 @@
+module gpumodel
+
+go 1.24

