@@ -73,7 +73,7 @@ enum Command {
     /// is evaluated (it sampled already). SIGHUP rescans; SIGTERM/SIGINT
     /// stop after the requests in flight.
     Serve(sift_host::serve::ServeArgs),
-    /// Create a plugin project (Rust, Python or WAT) that builds and passes
+    /// Create a plugin project (Rust, C, Go, Python, JavaScript or WAT) that builds and passes
     /// its starter conformance case (cases/001-starter.json).
     New(sift_host::scaffold::NewArgs),
     /// Build steps for plugins in languages other than Rust: make a

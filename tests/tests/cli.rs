@@ -207,9 +207,9 @@ fn new_projects_build_and_pass_their_starter_case() {
         let o = cmd.output().expect("command runs");
         assert!(o.status.success(), "{cmd:?}: {:?}", text(&o));
     };
-    // Every project's build.sh writes <crate>.wasm; C and WAT use sift.
+    // Every project's build.sh writes <crate>.wasm; C, Go and WAT use sift.
     let sift_bin = sift_tests::sift_bin();
-    for lang in ["wat", "c", "python", "rust"] {
+    for lang in ["wat", "c", "go", "js", "python", "rust"] {
         let name = format!("check-{lang}");
         let dir = base.join(&name);
         let o = sift(&["new", "--lang", lang, &name, "--dir", dir.to_str().unwrap()]);

@@ -2,7 +2,7 @@
 // of a model it accepts. The same predicate as plugins/gpu-model (Rust) and
 // the same cases (tests/cases/GpuModel).
 //
-// Package sift (./sift) holds the hand-written canonical-ABI bindings of
+// Package sift (plugin-sdk/go/sift) holds the hand-written canonical-ABI bindings of
 // sift:predicate@0.1.0; this file is all a plugin author writes. Build with
 // build.sh (Go's wasip1 port, -buildmode=c-shared, then
 // `sift component new`).
@@ -11,7 +11,7 @@ package main
 import (
 	"strings"
 
-	"gpumodel/sift"
+	"sift.io/sdk/sift"
 )
 
 const (

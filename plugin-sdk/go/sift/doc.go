@@ -16,8 +16,10 @@
 //	func init() { sift.Register(&myPlugin{}) }
 //	func main() {} // required by c-shared, never called
 //
-// then builds as ../build.sh does: go build (with
-// -ldflags=-checklinkname=0), python3 patch_core.py, sift component new.
+// then builds with ../component.sh MODULE_DIR OUT.wasm: go build (with
+// -ldflags=-checklinkname=0), python3 ../patch_core.py, sift component new.
+// The module imports this one as sift.io/sdk/sift, replaced by a local
+// directory in its go.mod (nothing is fetched).
 //
 // # Why by hand
 //

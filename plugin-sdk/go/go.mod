@@ -1,0 +1,3 @@
+module sift.io/sdk
+
+go 1.24
