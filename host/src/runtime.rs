@@ -6,8 +6,8 @@
 //!   than fuel metering.
 //! - Memory is capped per instance by a store limiter.
 //! - WASI: streams, clocks, randomness and the CLI environment are linked so
-//!   that ordinary guests (Rust std, C, Go...) instantiate, but clocks read
-//!   zero, randomness is a fixed sequence, the environment is empty and
+//!   that ordinary guests (Rust std, C, Go...) instantiate, but clocks are
+//!   frozen (see [`FrozenMonotonicClock`]), randomness is a fixed sequence, the environment is empty and
 //!   stdio is discarded unless the configuration grants them. Filesystem and
 //!   socket interfaces are not linked at all: calling one traps with a
 //!   message naming the interface, which the host reports as the plugin's
@@ -60,7 +60,8 @@ impl Limits {
 /// WASI capabilities granted to plugins (none by default).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Grants {
-    /// Real wall and monotonic clocks instead of clocks frozen at zero.
+    /// Real wall and monotonic clocks instead of frozen ones (the wall clock
+    /// at the Unix epoch, the monotonic clock at 1 ns).
     pub clocks: bool,
     /// Real randomness instead of a fixed sequence.
     pub random: bool,
@@ -205,13 +206,17 @@ impl wasmtime_wasi::HostWallClock for FrozenWallClock {
     }
 }
 
+/// A monotonic clock stopped at 1 ns rather than 0: the origin of a
+/// monotonic clock is arbitrary, but Go's runtime takes a reading of zero
+/// for a broken clock and aborts ("nanotime returning zero") before any
+/// package initialises.
 struct FrozenMonotonicClock;
 impl wasmtime_wasi::HostMonotonicClock for FrozenMonotonicClock {
     fn resolution(&self) -> u64 {
         1_000_000_000
     }
     fn now(&self) -> u64 {
-        0
+        1
     }
 }
 

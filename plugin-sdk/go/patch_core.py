@@ -1,18 +1,9 @@
 #!/usr/bin/env python3
-"""Two fixes to the core module Go's wasip1 port builds, before it becomes
-a sift plugin component (build.sh runs this between `go build` and
+"""Fixes to the core module Go's wasip1 port builds, before it becomes a
+sift plugin component (component.sh runs this between `go build` and
 `sift component new`). Python's standard library only.
 
-1. A monotonic clock that never reads zero. sift's sandbox freezes the WASI
-   clocks at zero unless the operator grants clocks, and Go's runtime.main
-   throws "nanotime returning zero" before any package is initialised. The
-   module's only call of the imported wasi_snapshot_preview1.clock_time_get
-   (inside the Go wrapper runtime.clock_time_get) is redirected to a small
-   function added here, which calls the import and adds 1 ns to monotonic
-   readings: still monotonic, still frozen when the host freezes it, and
-   never zero.
-
-2. Memory for the WASI preview-1 adapter that Go's heap does not own.
+1. Memory for the WASI preview-1 adapter that Go's heap does not own.
    wit-component gives the adapter (the wasi_snapshot_preview1 -> WASI 0.2
    shim that `sift component new` links in) memory either from the main
    module's `cabi_realloc_adapter`/`cabi_realloc` export or, without one,
@@ -26,8 +17,17 @@ a sift plugin component (build.sh runs this between `go build` and
    the array sift.adapterArena (a Go global, so Go never allocates there),
    found by the 16-byte marker the array starts with.
 
+2. Go's prints (panics, fatal errors, println) become lines of sift's log:
+   runtime.fd_write calls a function added here instead of the import,
+   whose descriptor table would need wasi:filesystem, which sift never
+   links.
+
+3. Go's sleeps (runtime.poll_oneoff) return at once: a plugin call has
+   nothing to wait for, and sift's clocks are frozen by default.
+
 The module keeps its name section; the added functions are named
-`sift.clock_time_get_nonzero` and `sift.cabi_realloc_adapter`.
+`sift.cabi_realloc_adapter`, `sift.fd_write_to_log` and
+`sift.poll_oneoff_returns_at_once`.
 """
 
 import sys
@@ -242,12 +242,6 @@ def main():
     secs = sections(module)
     imports = func_imports(secs)
     nimports = len(imports)
-    clock = [i for i, (m, n, _) in enumerate(imports)
-             if (m, n) == ("wasi_snapshot_preview1", "clock_time_get")]
-    if len(clock) != 1:
-        raise SystemExit("patch_core: no wasi_snapshot_preview1.clock_time_get import")
-    clock_idx = clock[0]
-    clock_type = imports[clock_idx][2]
     fd_write_idx = import_index(imports, "wasi_snapshot_preview1", "fd_write")
     log_idx = import_index(imports, "sift:predicate/log@0.1.0", "log")
     fd_write_type = imports[fd_write_idx][2]
@@ -265,10 +259,9 @@ def main():
         size, cpos = uleb(codesec[1], cpos)
         bodies.append(codesec[1][cpos:cpos + size])
         cpos += size
-    shim_idx = nimports + nfuncs
-    realloc_idx = shim_idx + 1
-    fd_write_shim_idx = shim_idx + 2
-    poll_shim_idx = shim_idx + 3
+    realloc_idx = nimports + nfuncs
+    fd_write_shim_idx = realloc_idx + 1
+    poll_shim_idx = realloc_idx + 2
 
     names = function_names(secs)
 
@@ -283,22 +276,8 @@ def main():
             raise SystemExit(f"patch_core: {body.count(call)} candidate calls in {wrapper_name} (want 1)")
         bodies[wrapper - nimports] = body.replace(call, b"\x10" + enc_uleb(new_idx))
 
-    redirect("runtime.clock_time_get", clock_idx, shim_idx)
     redirect("runtime.fd_write", fd_write_idx, fd_write_shim_idx)
     redirect("runtime.poll_oneoff", poll_idx, poll_shim_idx)
-    call = b"\x10" + enc_uleb(clock_idx)
-
-    # (func (param $id i32) (param $precision i64) (param $out i32) (result i32)
-    #   (local $r i32)
-    #   (local.set $r (call $clock_time_get (local.get 0) (local.get 1) (local.get 2)))
-    #   (if (i32.and (i32.eqz (local.get $r)) (i32.eq (local.get $id) (i32.const 1)))  ;; monotonic
-    #     (then (i64.store (local.get 2) (i64.add (i64.load (local.get 2)) (i64.const 1)))))
-    #   (local.get $r))
-    shim = (b"\x01\x01\x7f"
-            b"\x20\x00\x20\x01\x20\x02" + call + b"\x21\x03"
-            b"\x20\x03\x45\x20\x00\x41\x01\x46\x71\x04\x40"
-            b"\x20\x02\x20\x02\x29\x03\x00\x42\x01\x7c\x37\x03\x00"
-            b"\x0b\x20\x03\x0b")
 
     # (func (param $old i32) (param $old_size i32) (param $align i32) (param $size i32) (result i32)
     #   (local $p i32)
@@ -388,9 +367,9 @@ def main():
     #   (i32.store (local.get $nevents) (i32.const 0)) (i32.const 0))
     poll = b"\x00\x20\x03\x41\x00\x36\x02\x00\x41\x00\x0b"
 
-    funcsec[1] = (enc_uleb(nfuncs + 4) + funcsec[1][fpos:] + enc_uleb(clock_type)
+    funcsec[1] = (enc_uleb(nfuncs + 3) + funcsec[1][fpos:]
                   + enc_uleb(realloc_type) + enc_uleb(fd_write_type) + enc_uleb(poll_type))
-    bodies += [shim, realloc, fd_write, poll]
+    bodies += [realloc, fd_write, poll]
     codesec[1] = enc_uleb(len(bodies)) + b"".join(enc_uleb(len(b)) + b for b in bodies)
 
     exportsec = find(secs, 7)
@@ -418,7 +397,6 @@ def main():
         raise SystemExit("patch_core: poll_oneoff import not found")
     importsec[1] = importsec[1].replace(old, new)
 
-    add_function_name(secs, shim_idx, "sift.clock_time_get_nonzero")
     add_function_name(secs, realloc_idx, "sift.cabi_realloc_adapter")
     add_function_name(secs, fd_write_shim_idx, "sift.fd_write_to_log")
     add_function_name(secs, poll_shim_idx, "sift.poll_oneoff_returns_at_once")

@@ -57,9 +57,10 @@
 //     overwritten (an assert_fail trap in clock_time_get as soon as the heap
 //     grows, e.g. syncing 5,000 nodes). patch_core.py adds a Go-free
 //     cabi_realloc_adapter over adapterArena, a Go global.
-//  4. sift freezes the monotonic clock at zero by default; Go's runtime.main
-//     throws "nanotime returning zero" before any init function runs.
-//     patch_core.py adds 1 ns to monotonic readings.
+//  4. Go's runtime.main throws "nanotime returning zero" before any init
+//     function runs if the monotonic clock reads 0; sift's frozen clock
+//     (clocks not granted) therefore reads 1 ns. Another host that freezes
+//     it at 0 cannot run a Go plugin.
 //  5. Do not import os, fmt, time, log or anything else that imports
 //     syscall: its init calls fd_fdstat_get on stdin/stdout/stderr, the
 //     adapter then builds its descriptor table, which needs wasi:filesystem,
