@@ -27,7 +27,7 @@ impl NodeStatus {
     }
 
     pub fn reasons(&self) -> &[std::borrow::Cow<'static, str>] {
-        &self.status.reasons
+        self.status.reasons()
     }
 
     pub fn plugin(&self) -> Option<&str> {

@@ -547,7 +547,7 @@ fn evaluate(
             };
             if status.code == Code::Error && a.ignorable {
                 if let Verdict::Feasible { ignored } = &mut verdicts[pos] {
-                    ignored.push(format!("plugin {}: {}", a.name, status.reasons.join(", ")));
+                    ignored.push(format!("plugin {}: {}", a.name, status.message()));
                 }
                 continue;
             }
@@ -581,14 +581,10 @@ fn evaluate(
 /// With `always_check_all_predicates`: the first failing plugin, the most
 /// severe code, and every failing plugin's reasons in order.
 fn merge(prev: NodeStatus, next: NodeStatus) -> NodeStatus {
-    let mut reasons = prev.reasons().to_vec();
-    reasons.extend(next.reasons().iter().cloned());
+    let reasons = prev.reasons().iter().chain(next.reasons()).cloned();
     NodeStatus {
         plugin: prev.plugin.clone(),
-        status: Arc::new(Status {
-            code: more_severe(prev.code(), next.code()),
-            reasons,
-        }),
+        status: Arc::new(Status::new(more_severe(prev.code(), next.code()), reasons)),
     }
 }
 

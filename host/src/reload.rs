@@ -418,7 +418,7 @@ pub fn smoke_test(plugin: &WasmPlugin) -> Result<()> {
         PrepareOutcome::Reject(s) if s.code == Code::Error => {
             return Err(anyhow!(
                 "smoke test: prepare returned Error: {}",
-                s.reasons.join(", ")
+                s.message()
             ));
         }
         PrepareOutcome::Proceed | PrepareOutcome::Narrow(_) => {}
@@ -433,7 +433,7 @@ pub fn smoke_test(plugin: &WasmPlugin) -> Result<()> {
     if let Some((_, s)) = rejections.iter().find(|(_, s)| s.code == Code::Error) {
         return Err(anyhow!(
             "smoke test: filter returned Error: {}",
-            s.reasons.join(", ")
+            s.message()
         ));
     }
     Ok(())

@@ -417,16 +417,16 @@ impl BatchFilter for WasmBatch<'_> {
 }
 
 fn status_from_wire(s: wire::Status) -> Status {
-    Status {
-        code: match s.code {
+    Status::new(
+        match s.code {
             wire::Code::Success => Code::Success,
             wire::Code::Error => Code::Error,
             wire::Code::Unschedulable => Code::Unschedulable,
             wire::Code::UnschedulableAndUnresolvable => Code::UnschedulableAndUnresolvable,
             wire::Code::Skip => Code::Skip,
         },
-        reasons: s.reasons.into_iter().map(std::borrow::Cow::Owned).collect(),
-    }
+        s.reasons,
+    )
 }
 
 fn node_fields_from_wire(f: wire::NodeFields) -> NodeFields {

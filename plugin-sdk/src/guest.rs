@@ -7,6 +7,7 @@ use crate::model::{
 };
 use crate::resources::Resources;
 use crate::{Args, Code, NodeFields, Predicate, Prepare, Status};
+use std::borrow::Cow;
 
 #[doc(hidden)]
 pub mod bindings {
@@ -89,7 +90,7 @@ impl<P: Predicate> State<P> {
             if slot >= self.nodes.len() {
                 self.nodes.resize_with(slot + 1, || None);
             }
-            self.nodes[slot] = Some(node(entry.node));
+            self.nodes[slot] = Some(node(entry.node, P::NODE_LABELS));
         }
     }
 
@@ -156,14 +157,17 @@ impl<P: Predicate> State<P> {
 
 /// Equality of statuses that compares constant reasons by address first:
 /// string comparison is a byte loop inside WebAssembly.
+#[inline]
 fn same_status(a: &Status, b: &Status) -> bool {
-    use std::borrow::Cow;
     a.code == b.code
-        && a.reasons.len() == b.reasons.len()
-        && a.reasons.iter().zip(&b.reasons).all(|(x, y)| match (x, y) {
-            (Cow::Borrowed(x), Cow::Borrowed(y)) if std::ptr::eq(*x, *y) => true,
-            _ => x == y,
-        })
+        && a.reasons().len() == b.reasons().len()
+        && a.reasons()
+            .iter()
+            .zip(b.reasons())
+            .all(|(x, y)| match (x, y) {
+                (Cow::Borrowed(x), Cow::Borrowed(y)) if std::ptr::eq(*x, *y) => true,
+                _ => x == y,
+            })
 }
 
 fn status_to_wire(s: Status) -> wit::Status {
@@ -175,7 +179,7 @@ fn status_to_wire(s: Status) -> wit::Status {
             Code::UnschedulableAndUnresolvable => wit::Code::UnschedulableAndUnresolvable,
             Code::Skip => wit::Code::Skip,
         },
-        reasons: s.reasons.into_iter().map(|r| r.into_owned()).collect(),
+        reasons: s.into_reasons().map(Cow::into_owned).collect(),
     }
 }
 
@@ -209,7 +213,11 @@ fn requirement(r: wit::SelectorRequirement) -> SelectorRequirement {
     }
 }
 
-fn node(n: wit::Node) -> Node {
+/// Converts a synced node, keeping only the labels in `keep` (if given).
+fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
+    if let Some(keep) = keep {
+        n.labels.retain(|l| keep.contains(&l.key.as_str()));
+    }
     Node {
         name: n.name,
         labels: labels(n.labels),

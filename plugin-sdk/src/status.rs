@@ -1,10 +1,16 @@
 //! Verdicts, with kube-scheduler's codes.
 //!
-//! Reasons are `Cow<'static, str>`: the usual constant reason ("Too many
-//! pods") costs no allocation, which matters when thousands of nodes are
-//! rejected per cycle.
+//! Reasons are `Cow<'static, str>` kept inline when there is one: the usual
+//! rejection, one constant reason ("Too many pods"), costs no allocation,
+//! which matters when thousands of nodes are rejected per cycle (a heap
+//! allocation and free per rejected node made the Rust GpuModel plugin
+//! about 1.4x slower per pod; see BENCHMARKS.md).
 
+use smallvec::SmallVec;
 use std::borrow::Cow;
+
+/// A status's reasons: one inline, more on the heap.
+type Reasons = SmallVec<[Cow<'static, str>; 1]>;
 
 /// kube-scheduler's `framework.Code`, reduced to what filters return.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -45,14 +51,14 @@ impl Code {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Status {
     pub code: Code,
-    pub reasons: Vec<Cow<'static, str>>,
+    reasons: Reasons,
 }
 
 impl Status {
     pub fn success() -> Status {
         Status {
             code: Code::Success,
-            reasons: Vec::new(),
+            reasons: Reasons::new(),
         }
     }
 
@@ -66,19 +72,40 @@ impl Status {
         }
     }
 
+    /// Built in place: going through `new`'s iterator costs a call to a
+    /// generic `extend` per rejected node inside a size-optimised guest.
+    #[inline]
+    fn one(code: Code, reason: Cow<'static, str>) -> Status {
+        Status {
+            code,
+            reasons: Reasons::from_buf([reason]),
+        }
+    }
+
     /// The node does not fit now (preemption might help).
     pub fn unschedulable(reason: impl Into<Cow<'static, str>>) -> Status {
-        Status::new(Code::Unschedulable, [reason])
+        Status::one(Code::Unschedulable, reason.into())
     }
 
     /// The node does not fit and preemption would not help.
     pub fn unresolvable(reason: impl Into<Cow<'static, str>>) -> Status {
-        Status::new(Code::UnschedulableAndUnresolvable, [reason])
+        Status::one(Code::UnschedulableAndUnresolvable, reason.into())
     }
 
     /// The plugin failed; the message says why.
     pub fn error(message: impl Into<Cow<'static, str>>) -> Status {
-        Status::new(Code::Error, [message])
+        Status::one(Code::Error, message.into())
+    }
+
+    /// The reasons, in the order the plugin gave them.
+    #[inline]
+    pub fn reasons(&self) -> &[Cow<'static, str>] {
+        &self.reasons
+    }
+
+    /// Takes the reasons out (e.g. to send them over the wire).
+    pub fn into_reasons(self) -> impl Iterator<Item = Cow<'static, str>> {
+        self.reasons.into_iter()
     }
 
     pub fn is_success(&self) -> bool {

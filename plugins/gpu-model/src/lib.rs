@@ -36,6 +36,7 @@ pub struct Accepted(Vec<String>);
 impl Predicate for GpuModel {
     const NAME: &'static str = "GpuModel";
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
+    const NODE_LABELS: Option<&'static [&'static str]> = Some(&[NODE_MODEL_LABEL]);
     type PodState = Accepted;
 
     fn new(_: Args) -> Result<Self, String> {
