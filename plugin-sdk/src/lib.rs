@@ -72,9 +72,9 @@ pub trait Predicate: Sized + Send + Sync + 'static {
     const NODE_FIELDS: NodeFields = NodeFields::ALL;
     /// The node label keys `filter` reads, when it reads only a few
     /// (`None`: all). A component keeps just these labels of each node, so
-    /// its node table stays small enough to stay in cache: at 5,000 nodes
-    /// of 14 labels this made GpuModel about 1.6x faster per pod. Other
-    /// labels read in `filter` are then absent.
+    /// its node table stays small enough to stay in cache (GpuModel at
+    /// 5,000 nodes of 14 labels: 1.2-1.4x faster per pod). Other labels
+    /// read in `filter` are then absent; natively, nodes stay whole.
     const NODE_LABELS: Option<&'static [&'static str]> = None;
     /// What `prepare` computes once per pod for `filter` to use.
     type PodState: Send + Sync + 'static;

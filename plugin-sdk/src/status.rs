@@ -4,7 +4,7 @@
 //! rejection, one constant reason ("Too many pods"), costs no allocation,
 //! which matters when thousands of nodes are rejected per cycle (a heap
 //! allocation and free per rejected node made the Rust GpuModel plugin
-//! about 1.4x slower per pod; see BENCHMARKS.md).
+//! 1.1-1.5x slower per pod; see BENCHMARKS.md).
 
 use smallvec::SmallVec;
 use std::borrow::Cow;
