@@ -199,7 +199,8 @@ fn plugin_config_for_an_unknown_plugin_is_rejected() {
 }
 
 /// `sift new` in each language: the project builds with its own build
-/// script and passes its starter case through `sift conformance`.
+/// script and passes its starter case through `sift conformance` (and the
+/// Rust one its unit test).
 #[test]
 fn new_projects_build_and_pass_their_starter_case() {
     let base = sift_tests::temp_dir("new");
@@ -229,6 +230,12 @@ fn new_projects_build_and_pass_their_starter_case() {
         let (out, err) = text(&o);
         assert!(o.status.success(), "{lang}: {out} {err}");
         assert!(out.contains("1 passed, 0 failed"), "{lang}: {out}");
+        if lang == "rust" {
+            // Its README's `cargo test`: the predicate's unit test, natively.
+            run(Command::new("cargo")
+                .args(["test", "--quiet"])
+                .current_dir(&dir));
+        }
     }
     // A second `sift new` into the same place is refused.
     let o = sift(&[
