@@ -141,12 +141,15 @@ impl Config {
         if config.parallelism == Some(0) {
             bail!("{}: parallelism must be at least 1", path.display());
         }
-        // Relative directories are relative to the config file.
+        // `~/` is the home directory, as in a shell; other relative
+        // directories are relative to the config file.
         let base = path.parent().unwrap_or(Path::new("."));
         for dir in [&mut config.plugins_dir, &mut config.cache_dir]
             .into_iter()
             .flatten()
         {
+            *dir = expand_home(dir, std::env::var_os("HOME").map(PathBuf::from))
+                .with_context(|| format!("{}: {}", path.display(), dir.display()))?;
             if dir.is_relative() {
                 *dir = base.join(&*dir);
             }
@@ -215,6 +218,15 @@ impl Config {
             .map(|c| c.args.to_string())
             .unwrap_or_else(|| "{}".into())
     }
+}
+
+/// `~` or `~/rest` with the home directory put in; other paths unchanged.
+fn expand_home(dir: &Path, home: Option<PathBuf>) -> Result<PathBuf> {
+    let Ok(rest) = dir.strip_prefix("~") else {
+        return Ok(dir.to_path_buf());
+    };
+    let home = home.context("starts with ~ but HOME is not set")?;
+    Ok(home.join(rest))
 }
 
 /// "1s", "250ms", "2m", "1500us".
@@ -287,5 +299,20 @@ mod tests {
         assert_eq!(l.memory_bytes, 64 << 20);
         assert!(parse("limits: {callDeadline: soon}\n").is_err());
         assert!(parse("percentageOfNodesToScore: 101\n").is_err());
+    }
+
+    #[test]
+    fn directories_expand_home_and_resolve_against_the_config_file() {
+        let home = Some(PathBuf::from("/home/op"));
+        let e = |p: &str| expand_home(Path::new(p), home.clone()).unwrap();
+        assert_eq!(e("~/.cache/sift"), PathBuf::from("/home/op/.cache/sift"));
+        assert_eq!(e("~"), PathBuf::from("/home/op"));
+        assert_eq!(e("~other/x"), PathBuf::from("~other/x"));
+        assert_eq!(e("plugins"), PathBuf::from("plugins"));
+        assert!(expand_home(Path::new("~/x"), None).is_err());
+        let c = parse("pluginsDir: ./p\n").unwrap();
+        let dir = c.plugins_dir.unwrap();
+        assert!(dir.starts_with(std::env::temp_dir()), "{}", dir.display());
+        assert!(dir.ends_with("p"), "{}", dir.display());
     }
 }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sift_host::cache::CompileCache;
-use sift_host::config::Config;
+use sift_host::config::{Config, PluginRef};
 use sift_host::conformance;
 use sift_host::engine::Engine;
 use sift_host::input::Objects;
@@ -37,6 +37,8 @@ const EXAMPLES: &str = "Examples:
   kubectl get nodes,pods -A -o json > cluster.json
   sift filter --cluster cluster.json --pod pod.yaml
   sift filter --cluster nodes.yaml --cluster pods.yaml --pod pod.json -o json
+  sift filter --cluster cluster.json --pod pod.yaml --plugin my_plugin.wasm
+  sift filter --cluster cluster.json --pod pod.yaml --enable GpuModel
   sift conformance tests/cases
   sift conformance --plugin my_plugin.wasm my-cases/
   sift plugins list
@@ -119,6 +121,15 @@ struct FilterArgs {
     /// Override the number of worker threads.
     #[arg(long, value_parser = parse_positive)]
     parallelism: Option<usize>,
+    /// A plugin component to load on top of the plugins directory and run
+    /// after the configured plugins (replaces a bundled plugin of the same
+    /// name, keeping its place). Repeatable.
+    #[arg(long = "plugin", value_name = "FILE")]
+    plugin_files: Vec<PathBuf>,
+    /// Also run this loaded plugin, after the configured ones (e.g. a
+    /// bundled plugin that is not a default, like GpuModel). Repeatable.
+    #[arg(long, value_name = "NAME")]
+    enable: Vec<String>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -227,6 +238,12 @@ fn plugins_dir(source: &PluginSource, config: &Config) -> Option<PathBuf> {
 
 fn catalog(source: &PluginSource, config: &Config, extra: &[PathBuf]) -> Result<Catalog> {
     if source.native {
+        if let Some(f) = extra.first() {
+            bail!(
+                "--plugin {} is a Wasm component; --native runs only the built-in predicates",
+                f.display()
+            );
+        }
         let catalog = Catalog::native(config)?;
         catalog.check_plugin_config(config)?;
         return Ok(catalog);
@@ -263,7 +280,7 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
     if pods.is_empty() {
         bail!("no pod to place: pass --pod FILE (the cluster files have no pending pod)");
     }
-    let catalog = catalog(&a.source, &config, &[])?;
+    let catalog = catalog(&a.source, &config, &a.plugin_files)?;
     let mut options = config.engine_options();
     if let Some(p) = a.percentage {
         options.percentage_of_nodes_to_score = p;
@@ -271,7 +288,30 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
     if let Some(p) = a.parallelism {
         options.parallelism = p;
     }
-    let mut engine = Engine::new(catalog.select(&config.filter_plugins())?, options)?;
+    // Plugins asked for on the command line run after the configured ones;
+    // one the config already runs keeps its place and options.
+    let mut selected = config.filter_plugins();
+    for name in catalog.extra_names().iter().chain(&a.enable) {
+        if !selected.iter().any(|p| p.name == *name) {
+            selected.push(PluginRef {
+                name: name.clone(),
+                ignorable: false,
+            });
+        }
+    }
+    if a.source.plugins_dir.is_some() {
+        // An author pointing sift at their build output most likely wants
+        // their plugin to run: say so when it would silently not.
+        for name in catalog.names() {
+            if !selected.iter().any(|p| p.name == name) {
+                tracing::warn!(
+                    "plugin {name} is loaded but not enabled, so it does not run: \
+                     pass --enable {name} (or list it under plugins.filter.enabled in the config)"
+                );
+            }
+        }
+    }
+    let mut engine = Engine::new(catalog.select(&selected)?, options)?;
     let mut outcomes = Vec::new();
     for (pod, origin) in &pods {
         let model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
@@ -413,7 +453,7 @@ fn plugins_inspect(file: &Path) -> Result<ExitCode> {
         Ok(p) => {
             println!("contract:     sift:predicate/predicate-plugin@0.1.0");
             println!("name:         {}", p.identity().name);
-            println!("node fields:  {:?}", p.identity().node_fields);
+            println!("node fields:  {}", p.identity().node_fields);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

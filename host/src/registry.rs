@@ -45,6 +45,8 @@ pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>> {
 pub struct Catalog {
     plugins: BTreeMap<String, Arc<dyn FilterPlugin>>,
     wasm: Vec<Arc<WasmPlugin>>,
+    /// The names the `extra` files declare, in the order given.
+    extra: Vec<String>,
 }
 
 impl Catalog {
@@ -80,6 +82,9 @@ impl Catalog {
                 );
             }
             tracing::debug!(plugin = %name, version = plugin.identity().version(), path = %path.display(), "loaded plugin");
+            if is_extra && !catalog.extra.contains(&name) {
+                catalog.extra.push(name.clone());
+            }
             origin.insert(name.clone(), path.clone());
             catalog.wasm.retain(|p| p.identity().name != name);
             catalog.wasm.push(plugin.clone());
@@ -101,6 +106,12 @@ impl Catalog {
 
     pub fn names(&self) -> Vec<&str> {
         self.plugins.keys().map(String::as_str).collect()
+    }
+
+    /// The plugins loaded from files named one by one (`--plugin FILE`),
+    /// in the order given: the ones a user asked for by hand.
+    pub fn extra_names(&self) -> &[String] {
+        &self.extra
     }
 
     pub fn wasm_plugins(&self) -> &[Arc<WasmPlugin>] {

@@ -440,7 +440,7 @@ impl Runtime {
         }
         if wasmparser_is_core_module(bytes) {
             return Err(anyhow!(
-                "{} is a core WebAssembly module, not a component: build for wasm32-wasip2 or wrap it with `wasm-tools component new`",
+                "{} is a core WebAssembly module, not a component: build for wasm32-wasip2 or wrap it with `sift component new`",
                 source.display()
             ));
         }

@@ -112,9 +112,9 @@ fn starter_case(name: &str, plugin: &str) -> String {
 }
 
 /// A project's files, with `{{name}}` (kebab case), `{{Plugin}}` (the
-/// declared name), `{{crate}}` (snake case: the component's file name) and
-/// `{{sdk}}` filled in. Every project has `build.sh`, which writes
-/// `{{crate}}.wasm` beside it.
+/// declared name), `{{crate}}` (snake case: the component's file name),
+/// `{{sdk}}` and `{{sift}}` (this sift executable) filled in. Every project
+/// has `build.sh`, which writes `{{crate}}.wasm` beside it.
 type Template = &'static [(&'static str, &'static str)];
 
 macro_rules! template {
@@ -124,7 +124,7 @@ macro_rules! template {
 }
 
 const RUST: Template = template!("rust": "Cargo.toml", "src/lib.rs", "build.sh", "README.md");
-const PYTHON: Template = template!("python": "app.py", "build.sh", "README.md");
+const PYTHON: Template = template!("python": "app.py", "build.sh", "README.md", ".gitignore");
 const WAT: Template = template!("wat": "build.sh", "README.md");
 const C: Template = template!("c": "plugin.c", "build.sh", "README.md");
 const GO: Template = template!("go": "main.go", "go.mod", "build.sh", "README.md", ".gitignore");
@@ -181,6 +181,11 @@ pub fn run(a: NewArgs) -> Result<PathBuf> {
     let plugin = pascal(&a.name);
     let crate_name = a.name.replace('-', "_");
     let mut sdk = String::new();
+    // build.sh falls back to this sift when none is on PATH.
+    let sift_exe = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "sift".into());
     let template = match a.lang {
         Lang::Rust => {
             let path = a.sdk.clone().or_else(default_sdk).with_context(|| {
@@ -220,7 +225,8 @@ pub fn run(a: NewArgs) -> Result<PathBuf> {
             .replace("{{name}}", &a.name)
             .replace("{{Plugin}}", &plugin)
             .replace("{{crate}}", &crate_name)
-            .replace("{{sdk}}", &sdk);
+            .replace("{{sdk}}", &sdk)
+            .replace("{{sift}}", &sift_exe);
         write(&dir, file, &text)?;
         if file.ends_with(".sh") {
             make_executable(&dir.join(file))?;

@@ -268,6 +268,31 @@ pub struct Node {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeFields(u8);
 
+/// The WIT flag names, e.g. "labels, taints", or "none".
+impl std::fmt::Display for NodeFields {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names = [
+            (Self::LABELS, "labels"),
+            (Self::TAINTS, "taints"),
+            (Self::UNSCHEDULABLE, "unschedulable"),
+            (Self::RESOURCES, "resources"),
+            (Self::PORTS, "ports"),
+        ];
+        let mut any = false;
+        for (flag, name) in names {
+            if self.contains(flag) {
+                f.write_str(if any { ", " } else { "" })?;
+                f.write_str(name)?;
+                any = true;
+            }
+        }
+        if !any {
+            f.write_str("none")?;
+        }
+        Ok(())
+    }
+}
+
 impl NodeFields {
     pub const NONE: NodeFields = NodeFields(0);
     pub const LABELS: NodeFields = NodeFields(1);
@@ -342,6 +367,18 @@ impl std::ops::BitOr for NodeFields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_fields_print_their_wit_names() {
+        assert_eq!(NodeFields::NONE.to_string(), "none");
+        assert_eq!(NodeFields::LABELS.to_string(), "labels");
+        let two = NodeFields::TAINTS.union(NodeFields::PORTS);
+        assert_eq!(two.to_string(), "taints, ports");
+        assert_eq!(
+            NodeFields::ALL.to_string(),
+            "labels, taints, unschedulable, resources, ports"
+        );
+    }
 
     #[test]
     fn str_eq_matches_eq() {

@@ -172,6 +172,7 @@ fn plugins_list_and_inspect() {
     let (out, err) = text(&o);
     assert!(o.status.success(), "{err}");
     assert!(out.contains("name:         NodePorts"), "{out}");
+    assert!(out.contains("node fields:  ports\n"), "{out}");
     assert!(out.contains("sift:predicate/predicate@0.1.0"), "{out}");
 }
 
@@ -209,15 +210,15 @@ fn new_projects_build_and_pass_their_starter_case() {
         assert!(o.status.success(), "{cmd:?}: {:?}", text(&o));
     };
     // Every project's build.sh writes <crate>.wasm; C, Go and WAT use sift.
-    let sift_bin = sift_tests::sift_bin();
     for lang in ["wat", "c", "go", "js", "python", "rust"] {
         let name = format!("check-{lang}");
         let dir = base.join(&name);
         let o = sift(&["new", "--lang", lang, &name, "--dir", dir.to_str().unwrap()]);
         assert!(o.status.success(), "{:?}", text(&o));
+        // No SIFT and no sift on PATH: build.sh finds the sift that made it.
         run(Command::new("bash")
             .arg(dir.join("build.sh"))
-            .env("SIFT", &sift_bin));
+            .env_remove("SIFT"));
         let component = format!("check_{lang}.wasm");
         let component = dir.join(component);
         let cases = dir.join("cases");
@@ -304,4 +305,82 @@ fn component_new_builds_plugins_and_names_bad_input() {
         dir.join("again.wasm").to_str().unwrap(),
     ]);
     assert!(text(&o).1.contains("a component already"), "{:?}", text(&o));
+}
+
+/// Two GPU nodes, one without a model label, and a pod asking for a GPU:
+/// GpuModel (not a default plugin) rejects only the unlabelled node.
+fn gpu_pair(dir: &std::path::Path) -> (String, String) {
+    let node = |name: &str, model: Option<&str>| {
+        let mut labels = serde_json::json!({ "kubernetes.io/hostname": name });
+        if let Some(m) = model {
+            labels["alibabacloud.com/gpu-card-model"] = m.into();
+        }
+        let alloc = serde_json::json!({ "cpu": "8", "memory": "32Gi", "pods": "110",
+                                        "alibabacloud.com/gpu-milli": "8000" });
+        serde_json::json!({ "apiVersion": "v1", "kind": "Node",
+            "metadata": { "name": name, "labels": labels },
+            "status": { "capacity": alloc.clone(), "allocatable": alloc } })
+    };
+    let cluster = serde_json::json!({ "apiVersion": "v1", "kind": "List",
+        "items": [node("gpu-t4", Some("T4")), node("gpu-unlabelled", None)] });
+    let pod = serde_json::json!({ "apiVersion": "v1", "kind": "Pod",
+        "metadata": { "name": "trainer", "namespace": "ml" },
+        "spec": { "containers": [{ "name": "main", "image": "trainer:1",
+            "resources": { "requests": { "cpu": "1", "alibabacloud.com/gpu-milli": "1000" } } }] } });
+    let c = dir.join("cluster.json");
+    let p = dir.join("pod.json");
+    std::fs::write(&c, cluster.to_string()).unwrap();
+    std::fs::write(&p, pod.to_string()).unwrap();
+    (c.to_str().unwrap().into(), p.to_str().unwrap().into())
+}
+
+fn feasible(out: &str) -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    v[0]["feasibleNodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn filter_runs_a_plugin_named_by_file_or_enabled_by_name() {
+    let dir = sift_tests::temp_dir("cli-filter-plugin");
+    let (c, p) = gpu_pair(&dir);
+    let base = ["filter", "--cluster", &c, "--pod", &p, "-o", "json"];
+    let run = |extra: &[&str]| {
+        let o = sift(&[&base[..], extra].concat());
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{extra:?}: {err}");
+        (out, err)
+    };
+    // GpuModel is bundled but not a default: both nodes fit.
+    let (out, _) = run(&[]);
+    assert_eq!(feasible(&out), ["gpu-t4", "gpu-unlabelled"]);
+    let (out, _) = run(&["--enable", "GpuModel"]);
+    assert_eq!(feasible(&out), ["gpu-t4"]);
+    assert!(out.contains("node(s) had no GPU"), "{out}");
+    // A component file given by hand runs without any config.
+    let mine = dir.join("my_gpu_model.wasm");
+    std::fs::copy(
+        sift_tests::plugins_dir().join("sift_plugin_gpu_model.wasm"),
+        &mine,
+    )
+    .unwrap();
+    let (out, _) = run(&["--plugin", mine.to_str().unwrap()]);
+    assert_eq!(feasible(&out), ["gpu-t4"]);
+    // A directory whose plugin is loaded but not enabled: say so.
+    let plugins = sift_tests::plugins_dir();
+    let (out, err) = run(&["--plugins", plugins.to_str().unwrap()]);
+    assert_eq!(feasible(&out), ["gpu-t4", "gpu-unlabelled"]);
+    assert!(
+        err.contains("GpuModel is loaded but not enabled") && err.contains("--enable GpuModel"),
+        "{err}"
+    );
+    let o = sift(&[&base[..], &["--native", "--plugin", mine.to_str().unwrap()]].concat());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("--native"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

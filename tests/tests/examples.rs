@@ -43,7 +43,15 @@ fn every_example_passes_the_gpu_model_cases() {
             &Config::default(),
         )
         .unwrap_or_else(|e| panic!("{example}: {e:#}"));
-        let version = catalog.get("GpuModel").map(|p| p.version().to_string());
+        // The cases below must run the example, not the bundled GpuModel.
+        assert_eq!(catalog.extra_names(), ["GpuModel"], "{example}");
+        let gpu_model = catalog
+            .wasm_plugins()
+            .iter()
+            .find(|p| p.identity().name == "GpuModel")
+            .unwrap();
+        assert_eq!(gpu_model.identity().path, file, "{example}");
+        let version = gpu_model.identity().version().to_string();
         let failures: Vec<String> = cases
             .iter()
             .map(|c| run_case(c, &catalog))
@@ -52,7 +60,7 @@ fn every_example_passes_the_gpu_model_cases() {
             .collect();
         assert!(
             failures.is_empty(),
-            "{example} ({version:?}) failed {} of {}:\n{}",
+            "{example} ({version}) failed {} of {}:\n{}",
             failures.len(),
             cases.len(),
             failures.join("\n")

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
 # Builds the component: {{crate}}.wasm
 #
-# Needs clang with a wasm32-wasi target, lld and wasi-libc (Debian:
-# `apt-get install clang-19 lld-19 wasi-libc`; set CC to use another clang)
-# and sift (set SIFT if it is not on PATH).
+# Needs clang with a wasm32-wasi target and its compiler-rt builtins, lld
+# and wasi-libc (Debian: `apt-get install clang-19 lld-19 wasi-libc
+# libclang-rt-19-dev-wasm32`; set CC to use another clang)
+# and sift.
 set -euo pipefail
 cd "$(dirname "$0")"
-sift="${SIFT:-sift}"
+# sift: $SIFT, else `sift` on PATH, else the sift that created this project.
+export SIFT="${SIFT:-$(command -v sift || echo '{{sift}}')}"
+sift="$SIFT"
 cc="${CC:-clang-19}"
 "$sift" component bindings c --out bindings >/dev/null
 # Reactor: no main; the exports are called many times.

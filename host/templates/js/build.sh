@@ -9,6 +9,10 @@
 # the component model's async ABI.
 set -euo pipefail
 cd "$(dirname "$0")"
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "error: needs Node.js (20 or newer) and npm, e.g. from nodejs.org or Debian's nodejs and npm" >&2
+  exit 1
+fi
 [ -x node_modules/.bin/componentize-qjs ] ||
   npm install --no-save --no-audit --no-fund --loglevel=error
 node_modules/.bin/componentize-qjs --sync --wit wit --world predicate-plugin \

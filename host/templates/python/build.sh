@@ -2,6 +2,13 @@
 # Builds the component: {{crate}}.wasm (componentize-py from PyPI).
 set -euo pipefail
 cd "$(dirname "$0")"
-python3 -m pip install --quiet componentize-py==0.25.1
-componentize-py -d wit -w predicate-plugin componentize app -o {{crate}}.wasm
+# componentize-py lives in this project's virtualenv (.venv): the system's
+# Python is left alone (Debian's refuses pip installs outright).
+venv=.venv
+if [ ! -x "$venv/bin/pip" ] && ! python3 -m venv "$venv"; then
+  echo "error: cannot create a Python virtualenv in $venv (Debian: apt-get install python3-venv)" >&2
+  exit 1
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check componentize-py==0.25.1
+"$venv/bin/componentize-py" -d wit -w predicate-plugin componentize app -o {{crate}}.wasm
 echo "built {{crate}}.wasm"
