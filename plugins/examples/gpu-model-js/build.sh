@@ -21,6 +21,10 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cd "$here"
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "error: needs Node.js (20 or newer) and npm, e.g. from nodejs.org or Debian's nodejs and npm" >&2
+  exit 1
+fi
 want="$(node -p 'require("./package.json").devDependencies["componentize-qjs"]')"
 have="$(node -p 'require("./node_modules/componentize-qjs/package.json").version' 2>/dev/null || true)"
 if [ "$have" != "$want" ]; then

@@ -4,9 +4,16 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$here/../../.."
-python3 -m pip install --quiet "componentize-py==0.25.1"
 out="$root/target/examples"
 mkdir -p "$out"
+# componentize-py lives in a virtualenv under target/: the system's Python
+# is left alone (Debian's refuses pip installs outright).
+venv="$out/python-venv"
+if [ ! -x "$venv/bin/pip" ] && ! python3 -m venv "$venv"; then
+  echo "error: cannot create a Python virtualenv in $venv (Debian: apt-get install python3-venv)" >&2
+  exit 1
+fi
+"$venv/bin/pip" install --quiet --disable-pip-version-check "componentize-py==0.25.1"
 cd "$here"
-componentize-py -d "$root/wit/0.1.0" -w predicate-plugin componentize app -o "$out/gpu_model_python.wasm"
+"$venv/bin/componentize-py" -d "$root/wit/0.1.0" -w predicate-plugin componentize app -o "$out/gpu_model_python.wasm"
 echo "built $out/gpu_model_python.wasm"

@@ -1,9 +1,10 @@
 //! GpuModel: a pod that asks for GPUs runs only on a node with a GPU of a
 //! model it accepts.
 //!
-//! The GPU cluster trace in `../shared/data/openb` (Alibaba, 2023) labels
-//! nodes `alibabacloud.com/gpu-card-model=<model>` and gives some GPU tasks
-//! a list of acceptable models. Here a pod asks for GPUs with the extended
+//! Alibaba's public GPU cluster trace `openb` (`alibaba/clusterdata`,
+//! `cluster-trace-gpu-v2023`) labels nodes
+//! `alibabacloud.com/gpu-card-model=<model>` and gives some GPU tasks a list
+//! of acceptable models. Here a pod asks for GPUs with the extended
 //! resources `alibabacloud.com/gpu-milli` or `alibabacloud.com/gpu-count`
 //! (or `nvidia.com/gpu`), and lists the models it accepts in the label
 //! `sift.io/gpu-models`, separated by dots (`V100M16.V100M32`; label values
