@@ -2,7 +2,7 @@
 //! Unknown keys are errors (a typo must not silently fall back to a default).
 //!
 //! ```yaml
-//! pluginsDir: ./plugins            # default: the bundled plugins
+//! pluginsDir: ./plugins            # default: the bundled plugins (relative to this file; ~ is $HOME)
 //! percentageOfNodesToScore: 0      # 0 = adaptive
 //! parallelism: 16
 //! alwaysCheckAllPredicates: false
@@ -225,7 +225,9 @@ fn expand_home(dir: &Path, home: Option<PathBuf>) -> Result<PathBuf> {
     let Ok(rest) = dir.strip_prefix("~") else {
         return Ok(dir.to_path_buf());
     };
-    let home = home.context("starts with ~ but HOME is not set")?;
+    let home = home
+        .filter(|h| !h.as_os_str().is_empty())
+        .context("starts with ~ but HOME is not set")?;
     Ok(home.join(rest))
 }
 
@@ -310,6 +312,7 @@ mod tests {
         assert_eq!(e("~other/x"), PathBuf::from("~other/x"));
         assert_eq!(e("plugins"), PathBuf::from("plugins"));
         assert!(expand_home(Path::new("~/x"), None).is_err());
+        assert!(expand_home(Path::new("~/x"), Some(PathBuf::new())).is_err());
         let c = parse("pluginsDir: ./p\n").unwrap();
         let dir = c.plugins_dir.unwrap();
         assert!(dir.starts_with(std::env::temp_dir()), "{}", dir.display());

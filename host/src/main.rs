@@ -122,8 +122,8 @@ struct FilterArgs {
     #[arg(long, value_parser = parse_positive)]
     parallelism: Option<usize>,
     /// A plugin component to load on top of the plugins directory and run
-    /// after the configured plugins (replaces a bundled plugin of the same
-    /// name, keeping its place). Repeatable.
+    /// after the configured plugins. It replaces a plugin of the same name
+    /// from the directory (which keeps its place if configured). Repeatable.
     #[arg(long = "plugin", value_name = "FILE")]
     plugin_files: Vec<PathBuf>,
     /// Also run this loaded plugin, after the configured ones (e.g. a
@@ -291,6 +291,12 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
     // Plugins asked for on the command line run after the configured ones;
     // one the config already runs keeps its place and options.
     let mut selected = config.filter_plugins();
+    if let Some(name) = a.enable.iter().find(|n| catalog.get(n).is_none()) {
+        bail!(
+            "--enable {name}: no loaded plugin has that name (loaded: {})",
+            catalog.names().join(", ")
+        );
+    }
     for name in catalog.extra_names().iter().chain(&a.enable) {
         if !selected.iter().any(|p| p.name == *name) {
             selected.push(PluginRef {
@@ -302,8 +308,10 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
     if a.source.plugins_dir.is_some() {
         // An author pointing sift at their build output most likely wants
         // their plugin to run: say so when it would silently not.
+        let disabled = &config.plugins.filter.disabled;
         for name in catalog.names() {
-            if !selected.iter().any(|p| p.name == name) {
+            if !selected.iter().any(|p| p.name == name) && !disabled.iter().any(|p| p.name == name)
+            {
                 tracing::warn!(
                     "plugin {name} is loaded but not enabled, so it does not run: \
                      pass --enable {name} (or list it under plugins.filter.enabled in the config)"

@@ -221,12 +221,18 @@ pub fn run(a: NewArgs) -> Result<PathBuf> {
         write(&dir, "wit/predicate.wit", CONTRACT)?;
     }
     for (file, text) in template {
+        // Scripts quote it in '...'.
+        let sift = if file.ends_with(".sh") {
+            sift_exe.replace('\'', "'\\''")
+        } else {
+            sift_exe.clone()
+        };
         let text = text
             .replace("{{name}}", &a.name)
             .replace("{{Plugin}}", &plugin)
             .replace("{{crate}}", &crate_name)
             .replace("{{sdk}}", &sdk)
-            .replace("{{sift}}", &sift_exe);
+            .replace("{{sift}}", &sift);
         write(&dir, file, &text)?;
         if file.ends_with(".sh") {
             make_executable(&dir.join(file))?;

@@ -209,16 +209,26 @@ fn new_projects_build_and_pass_their_starter_case() {
         let o = cmd.output().expect("command runs");
         assert!(o.status.success(), "{cmd:?}: {:?}", text(&o));
     };
-    // Every project's build.sh writes <crate>.wasm; C, Go and WAT use sift.
+    // No SIFT and no sift on PATH: the build scripts of C, Go and WAT must
+    // find the sift that created the project.
+    let path_without_sift = std::env::join_paths(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+            .filter(|d| !d.join("sift").exists()),
+    )
+    .unwrap();
+    // Go's toolchain and caches persist in target/ across runs.
+    let go_build = sift_tests::workspace_root().join("target/new-go-build");
+    // Every project's build.sh writes <crate>.wasm.
     for lang in ["wat", "c", "go", "js", "python", "rust"] {
         let name = format!("check-{lang}");
         let dir = base.join(&name);
         let o = sift(&["new", "--lang", lang, &name, "--dir", dir.to_str().unwrap()]);
         assert!(o.status.success(), "{:?}", text(&o));
-        // No SIFT and no sift on PATH: build.sh finds the sift that made it.
         run(Command::new("bash")
             .arg(dir.join("build.sh"))
-            .env_remove("SIFT"));
+            .env_remove("SIFT")
+            .env("PATH", &path_without_sift)
+            .env("GO_BUILD_DIR", &go_build));
         let component = format!("check_{lang}.wasm");
         let component = dir.join(component);
         let cases = dir.join("cases");
@@ -249,6 +259,7 @@ fn new_projects_build_and_pass_their_starter_case() {
     ]);
     assert!(!o.status.success());
     assert!(text(&o).1.contains("not empty"), "{:?}", text(&o));
+    let _ = std::fs::remove_dir_all(&base);
 }
 
 /// `sift component new` makes a plugin of a core module and says what is
@@ -370,6 +381,23 @@ fn filter_runs_a_plugin_named_by_file_or_enabled_by_name() {
     .unwrap();
     let (out, _) = run(&["--plugin", mine.to_str().unwrap()]);
     assert_eq!(feasible(&out), ["gpu-t4"]);
+    // ... and is what runs: the directory here has no GpuModel of its own.
+    let defaults = dir.join("defaults");
+    std::fs::create_dir_all(&defaults).unwrap();
+    for f in std::fs::read_dir(sift_tests::plugins_dir()).unwrap() {
+        let f = f.unwrap().path();
+        let name = f.file_name().unwrap().to_string_lossy().to_string();
+        if name.ends_with(".wasm") && !name.contains("gpu_model") {
+            std::fs::copy(&f, defaults.join(name)).unwrap();
+        }
+    }
+    let defaults = defaults.to_str().unwrap();
+    let (out, _) = run(&["--plugins", defaults, "--plugin", mine.to_str().unwrap()]);
+    assert_eq!(feasible(&out), ["gpu-t4"]);
+    let o = sift(&[&base[..], &["--plugins", defaults, "--enable", "GpuModel"]].concat());
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(err.contains("--enable GpuModel: no loaded plugin"), "{err}");
     // A directory whose plugin is loaded but not enabled: say so.
     let plugins = sift_tests::plugins_dir();
     let (out, err) = run(&["--plugins", plugins.to_str().unwrap()]);
@@ -378,6 +406,20 @@ fn filter_runs_a_plugin_named_by_file_or_enabled_by_name() {
         err.contains("GpuModel is loaded but not enabled") && err.contains("--enable GpuModel"),
         "{err}"
     );
+    // ... unless the config turns it off on purpose.
+    let cfg = dir.join("sift.yaml");
+    std::fs::write(
+        &cfg,
+        "plugins:\n  filter:\n    disabled: [{name: GpuModel}]\n",
+    )
+    .unwrap();
+    let (_, err) = run(&[
+        "--plugins",
+        plugins.to_str().unwrap(),
+        "-c",
+        cfg.to_str().unwrap(),
+    ]);
+    assert!(!err.contains("GpuModel is loaded"), "{err}");
     let o = sift(&[&base[..], &["--native", "--plugin", mine.to_str().unwrap()]].concat());
     let (_, err) = text(&o);
     assert_eq!(o.status.code(), Some(2));

@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "error: needs Node.js (20 or newer) and npm, e.g. from nodejs.org or Debian's nodejs and npm" >&2
+  echo "error: needs Node.js and npm (tested with Node.js 20), e.g. from nodejs.org or Debian's nodejs and npm" >&2
   exit 1
 fi
 [ -x node_modules/.bin/componentize-qjs ] ||

@@ -11,7 +11,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 if ! command -v clang-19 >/dev/null || ! command -v wasm-ld-19 >/dev/null \
   || [ ! -f /usr/lib/wasm32-wasi/libc.a ] \
-  || [ ! -f /usr/lib/llvm-19/lib/clang/19/lib/wasm32-unknown-wasi/libclang_rt.builtins.a ]; then
+  || [ ! -f "$(clang-19 --target=wasm32-wasi -print-libgcc-file-name)" ]; then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq

@@ -22,7 +22,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cd "$here"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "error: needs Node.js (20 or newer) and npm, e.g. from nodejs.org or Debian's nodejs and npm" >&2
+  echo "error: needs Node.js and npm (tested with Node.js 20), e.g. from nodejs.org or Debian's nodejs and npm" >&2
   exit 1
 fi
 want="$(node -p 'require("./package.json").devDependencies["componentize-qjs"]')"

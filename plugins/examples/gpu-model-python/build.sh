@@ -9,7 +9,9 @@ mkdir -p "$out"
 # componentize-py lives in a virtualenv under target/: the system's Python
 # is left alone (Debian's refuses pip installs outright).
 venv="$out/python-venv"
-if [ ! -x "$venv/bin/pip" ] && ! python3 -m venv "$venv"; then
+# A virtualenv whose pip does not run (moved, or made by another Python) is
+# made again.
+if ! "$venv/bin/pip" --version >/dev/null 2>&1 && ! python3 -m venv --clear "$venv"; then
   echo "error: cannot create a Python virtualenv in $venv (Debian: apt-get install python3-venv)" >&2
   exit 1
 fi
