@@ -220,19 +220,20 @@ pub fn run(a: NewArgs) -> Result<PathBuf> {
         // Rust projects get the contract with the SDK.
         write(&dir, "wit/predicate.wit", CONTRACT)?;
     }
+    // Scripts quote it in '...'.
+    let sift_quoted = sift_exe.replace('\'', "'\\''");
     for (file, text) in template {
-        // Scripts quote it in '...'.
         let sift = if file.ends_with(".sh") {
-            sift_exe.replace('\'', "'\\''")
+            &sift_quoted
         } else {
-            sift_exe.clone()
+            &sift_exe
         };
         let text = text
             .replace("{{name}}", &a.name)
             .replace("{{Plugin}}", &plugin)
             .replace("{{crate}}", &crate_name)
             .replace("{{sdk}}", &sdk)
-            .replace("{{sift}}", &sift);
+            .replace("{{sift}}", sift);
         write(&dir, file, &text)?;
         if file.ends_with(".sh") {
             make_executable(&dir.join(file))?;

@@ -8,8 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 # sift: $SIFT, else `sift` on PATH, else the sift that created this project.
-export SIFT="${SIFT:-$(command -v sift || echo '{{sift}}')}"
-sift="$SIFT"
+sift="${SIFT:-$(command -v sift || echo '{{sift}}')}"
 cc="${CC:-clang-19}"
 "$sift" component bindings c --out bindings >/dev/null
 # Reactor: no main; the exports are called many times.

@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 # sift: $SIFT, else `sift` on PATH, else the sift that created this project.
-export SIFT="${SIFT:-$(command -v sift || echo '{{sift}}')}"
-"$SIFT" component new plugin.wat -o {{crate}}.wasm
+sift="${SIFT:-$(command -v sift || echo '{{sift}}')}"
+"$sift" component new plugin.wat -o {{crate}}.wasm
