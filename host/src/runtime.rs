@@ -8,16 +8,21 @@
 //! - WASI: streams, clocks, randomness and the CLI environment are linked so
 //!   that ordinary guests (Rust std, C, Go...) instantiate, but clocks are
 //!   frozen (see [`FrozenMonotonicClock`]), randomness is a fixed sequence, the environment is empty and
-//!   stdio is discarded unless the configuration grants them. Filesystem and
-//!   socket interfaces are not linked at all: calling one traps with a
-//!   message naming the interface, which the host reports as the plugin's
-//!   Error.
+//!   stdio is discarded unless the configuration grants them (granted, each
+//!   line becomes a log message of the plugin's: see [`crate::plugin_log`]).
+//! - The filesystem is linked with no directory preopened, ever: WASI
+//!   preview-1 adapters (C, Go, WAT plugins) ask for the preopens on their
+//!   first fd call and get an empty list; no descriptor can be had, so no
+//!   file can be opened. Sockets and other interfaces are not linked at
+//!   all: calling one traps with a message naming the interface, which the
+//!   host reports as the plugin's Error.
 
 use crate::cache::{CompileCache, sha256_hex};
+use crate::plugin_log::{Level as LogLevel, PluginLogger, PluginLogs, StdioLines};
 use anyhow::{Context, Result, anyhow};
 use std::path::Path;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasData, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter};
@@ -74,13 +79,25 @@ pub struct InstanceState {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: MemoryLimiter,
-    /// "name@version", for log lines.
-    pub plugin: Arc<str>,
+    /// The plugin's logger ("name@version" once known), shared with its
+    /// granted stdio streams.
+    log: Arc<Mutex<PluginLogger>>,
 }
 
 impl InstanceState {
     pub fn memory_exceeded(&self) -> bool {
         self.limiter.exceeded
+    }
+
+    /// Names this instance's log lines (and stdio) after the plugin.
+    pub fn set_logger(&mut self, logger: PluginLogger) {
+        if let Ok(mut l) = self.log.lock() {
+            *l = logger;
+        }
+    }
+
+    fn logger(&self) -> Option<PluginLogger> {
+        self.log.lock().ok().map(|l| l.clone())
     }
 }
 
@@ -96,13 +113,15 @@ impl WasiView for InstanceState {
 impl bindings::sift::predicate::log::Host for InstanceState {
     fn log(&mut self, level: bindings::sift::predicate::log::Level, message: String) {
         use bindings::sift::predicate::log::Level;
-        let plugin = &*self.plugin;
-        match level {
-            Level::Trace => tracing::trace!(target: "sift::plugin", plugin, "{message}"),
-            Level::Debug => tracing::debug!(target: "sift::plugin", plugin, "{message}"),
-            Level::Info => tracing::info!(target: "sift::plugin", plugin, "{message}"),
-            Level::Warn => tracing::warn!(target: "sift::plugin", plugin, "{message}"),
-            Level::Error => tracing::error!(target: "sift::plugin", plugin, "{message}"),
+        let level = match level {
+            Level::Trace => LogLevel::Trace,
+            Level::Debug => LogLevel::Debug,
+            Level::Info => LogLevel::Info,
+            Level::Warn => LogLevel::Warn,
+            Level::Error => LogLevel::Error,
+        };
+        if let Some(logger) = self.logger() {
+            logger.log(level, &message);
         }
     }
 }
@@ -130,6 +149,8 @@ const LINKED_INTERFACES: &[(&str, &str)] = &[
     ("wasi:cli/terminal-stdin", "0.2"),
     ("wasi:cli/terminal-stdout", "0.2"),
     ("wasi:cli/terminal-stderr", "0.2"),
+    ("wasi:filesystem/types", "0.2"),
+    ("wasi:filesystem/preopens", "0.2"),
     ("sift:predicate/log", "0.1"),
     ("sift:predicate/types", "0.1"),
 ];
@@ -220,6 +241,87 @@ impl wasmtime_wasi::HostMonotonicClock for FrozenMonotonicClock {
     }
 }
 
+/// A granted stdout or stderr: lines become the plugin's log messages.
+struct GrantedStdio {
+    log: Arc<Mutex<PluginLogger>>,
+    stream: &'static str,
+}
+
+impl GrantedStdio {
+    fn lines(&self) -> StdioLines {
+        let logger = match self.log.lock() {
+            Ok(l) => l.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        StdioLines::new(logger, self.stream)
+    }
+}
+
+impl wasmtime_wasi::cli::IsTerminal for GrantedStdio {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl wasmtime_wasi::cli::StdoutStream for GrantedStdio {
+    fn p2_stream(&self) -> Box<dyn wasmtime_wasi::p2::OutputStream> {
+        Box::new(LineStream(self.lines()))
+    }
+
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(LineStream(self.lines()))
+    }
+}
+
+struct LineStream(StdioLines);
+
+impl wasmtime_wasi::p2::OutputStream for LineStream {
+    fn write(&mut self, bytes: bytes::Bytes) -> wasmtime_wasi::p2::StreamResult<()> {
+        self.0.write(&bytes);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> wasmtime_wasi::p2::StreamResult<()> {
+        self.0.flush();
+        Ok(())
+    }
+
+    fn check_write(&mut self) -> wasmtime_wasi::p2::StreamResult<usize> {
+        Ok(64 * 1024)
+    }
+}
+
+#[wasmtime_wasi::async_trait]
+impl wasmtime_wasi::p2::Pollable for LineStream {
+    async fn ready(&mut self) {}
+}
+
+impl tokio::io::AsyncWrite for LineStream {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.0.write(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.0.flush();
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        self.poll_flush(cx)
+    }
+}
+
 struct HasTable;
 impl HasData for HasTable {
     type Data<'a> = &'a mut ResourceTable;
@@ -242,6 +344,7 @@ pub struct Runtime {
     grants: Grants,
     cache: Option<CompileCache>,
     stop_ticker: Arc<AtomicBool>,
+    logs: Arc<PluginLogs>,
 }
 
 impl Runtime {
@@ -286,6 +389,7 @@ impl Runtime {
             grants,
             cache,
             stop_ticker,
+            logs: Arc::new(PluginLogs::default()),
         })
     }
 
@@ -293,7 +397,8 @@ impl Runtime {
         // Keep LINKED_INTERFACES in step with this list.
         use wasmtime_wasi::cli::{WasiCli, WasiCliView};
         use wasmtime_wasi::clocks::{WasiClocks, WasiClocksView};
-        use wasmtime_wasi::p2::bindings::{cli, clocks, random, sync::io};
+        use wasmtime_wasi::filesystem::{WasiFilesystem, WasiFilesystemView};
+        use wasmtime_wasi::p2::bindings::{cli, clocks, filesystem, random, sync, sync::io};
         use wasmtime_wasi::random::WasiRandom;
         type T = InstanceState;
         let mut l = Linker::<T>::new(engine);
@@ -316,6 +421,9 @@ impl Runtime {
         cli::terminal_stdin::add_to_linker::<T, WasiCli>(l, T::cli)?;
         cli::terminal_stdout::add_to_linker::<T, WasiCli>(l, T::cli)?;
         cli::terminal_stderr::add_to_linker::<T, WasiCli>(l, T::cli)?;
+        // No directory is ever preopened (see the module's doc).
+        filesystem::preopens::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
+        sync::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
         bindings::PredicatePlugin::add_to_linker::<T, wasmtime::component::HasSelf<T>>(l, |t| t)?;
         Ok(l.clone())
     }
@@ -383,11 +491,30 @@ impl Runtime {
         Ok(linker)
     }
 
-    /// A fresh store for one instance.
+    /// The logger of the plugin labelled `plugin` ("name@version"); its
+    /// rate limit is shared by all its instances.
+    pub fn plugin_logger(&self, plugin: Arc<str>) -> PluginLogger {
+        self.logs.logger(plugin)
+    }
+
+    /// Plugin log messages dropped by the rate limit since start.
+    pub fn plugin_log_dropped(&self) -> u64 {
+        self.logs.dropped_total()
+    }
+
+    /// A fresh store for one instance of the plugin labelled `plugin`.
     pub fn new_store(&self, plugin: Arc<str>) -> wasmtime::Store<InstanceState> {
+        let log = Arc::new(Mutex::new(self.plugin_logger(plugin)));
         let mut b = WasiCtxBuilder::new();
         if self.grants.stdio {
-            b.inherit_stdout().inherit_stderr();
+            b.stdout(GrantedStdio {
+                log: log.clone(),
+                stream: "stdout",
+            });
+            b.stderr(GrantedStdio {
+                log: log.clone(),
+                stream: "stderr",
+            });
         }
         if !self.grants.clocks {
             b.wall_clock(FrozenWallClock)
@@ -405,7 +532,7 @@ impl Runtime {
                 max: self.limits.memory_bytes,
                 exceeded: false,
             },
-            plugin,
+            log,
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);

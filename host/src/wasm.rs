@@ -124,7 +124,8 @@ impl WasmPlugin {
         plugin.identity.name = name.clone();
         plugin.identity.node_fields = fields;
         plugin.label = Arc::from(format!("{name}@{}", plugin.version));
-        store.data_mut().plugin = plugin.label.clone();
+        let logger = runtime.plugin_logger(plugin.label.clone());
+        store.data_mut().set_logger(logger);
         let first = plugin
             .init_instance(store, bindings)
             .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
@@ -183,8 +184,14 @@ impl WasmPlugin {
                 limits.memory_bytes >> 20
             ));
         }
-        let text = format!("{e:#}");
-        let text = text.replace('\n', " ");
+        // Statuses carry one line: the trap or the host's reason. The wasm
+        // backtrace (a line per frame) goes to the debug log.
+        tracing::debug!(plugin = %self.label, "{what} failed: {e:?}");
+        let text = match e.downcast_ref::<wasmtime::Trap>() {
+            Some(trap) => format!("wasm trap: {trap}"),
+            None => e.root_cause().to_string(),
+        };
+        let text = text.lines().next().unwrap_or_default().to_string();
         if text.contains("has not been defined") || text.contains("unknown import") {
             return self.error(format!(
                 "{what} called a host function the sandbox does not grant: {text}"

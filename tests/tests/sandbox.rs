@@ -100,6 +100,10 @@ fn a_trap_is_an_error_naming_the_plugin_and_the_instance_is_replaced() {
     let failed = engine.find_nodes_that_fit(&two, pod());
     let err = failed.error.clone().expect("slot 1 traps");
     assert!(err.contains("Trapper") && err.contains("trapped"), "{err}");
+    // One line naming the trap; the wasm backtrace goes to the debug log
+    // (issue 12 §3.4: it was 20 frames flattened into the message).
+    assert!(err.contains("unreachable"), "{err}");
+    assert!(!err.contains('\n') && !err.contains("backtrace"), "{err}");
     // A trap fails the whole batch call: its nodes get Error statuses.
     assert!(
         failed
