@@ -5,6 +5,8 @@
 //!
 //! Each node keeps its slot for as long as it exists, so a snapshot can
 //! tell Wasm instances which slots changed and they resync only those.
+//! `Nodes`-mode extender requests get a table of their own (see
+//! [`ClusterState`]).
 
 use crate::kube;
 use crate::snapshot::Snapshot;
@@ -12,7 +14,7 @@ use anyhow::Result;
 use k8s_openapi::api::core::v1 as k8s;
 use sift_sdk::resources::Resources;
 use sift_sdk::{HostPort, Node};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// What a bound pod holds on its node.
@@ -23,45 +25,37 @@ struct Usage {
     ports: Vec<HostPort>,
 }
 
-/// Nodes by slot and pods by key, with the snapshot of the last state.
+/// Active bound pods, shared by both node tables.
 #[derive(Default)]
-pub struct ClusterState {
+struct Pods {
+    /// By "namespace/name".
+    by_key: HashMap<String, Usage>,
+    /// Keys by node name, for recomputing a node's usage. A pod may name a
+    /// node that does not exist (yet): it counts once the node appears.
+    on: HashMap<String, BTreeSet<String>>,
+}
+
+/// Nodes by slot, each with its pods' usage added, and the snapshot of the
+/// last state. Each node keeps its slot for as long as it exists.
+#[derive(Default)]
+struct NodeTable {
     /// The node objects as given, without what pods use.
     bases: Vec<Node>,
     /// The nodes with their pods' usage added: what snapshots share.
     nodes: Vec<Arc<Node>>,
     slots: HashMap<String, u32>,
-    /// Active bound pods by "namespace/name".
-    pods: HashMap<String, Usage>,
-    /// Pods by node name, for recomputing a node's usage. A pod may name a
-    /// node that does not exist (yet): it counts once the node appears.
-    pods_on: HashMap<String, BTreeSet<String>>,
     /// Slots changed since `current` was taken.
     dirty: BTreeSet<u32>,
     current: Option<Arc<Snapshot>>,
 }
 
-impl ClusterState {
-    pub fn contains_node(&self, name: &str) -> bool {
-        self.slots.contains_key(name)
-    }
-
-    pub fn node_count(&self) -> usize {
-        self.nodes.len()
-    }
-
-    pub fn pod_count(&self) -> usize {
-        self.pods.len()
-    }
-
-    /// Adds or replaces a node (matched by name). Returns whether anything
-    /// changed.
-    pub fn upsert_node(&mut self, node: Node) -> bool {
+impl NodeTable {
+    fn upsert(&mut self, node: Node, pods: &Pods) -> bool {
         match self.slots.get(&node.name) {
             Some(&slot) if self.bases[slot as usize] == node => false,
             Some(&slot) => {
                 self.bases[slot as usize] = node;
-                self.recompute(slot);
+                self.recompute(slot, pods);
                 true
             }
             None => {
@@ -69,15 +63,14 @@ impl ClusterState {
                 self.slots.insert(node.name.clone(), slot);
                 self.nodes.push(Arc::new(node.clone()));
                 self.bases.push(node);
-                self.recompute(slot);
+                self.recompute(slot, pods);
                 true
             }
         }
     }
 
-    /// Removes a node; the last node moves into its slot. Pods bound to it
-    /// are kept: they count again if the node comes back.
-    pub fn remove_node(&mut self, name: &str) -> bool {
+    /// The last node moves into the freed slot.
+    fn remove(&mut self, name: &str) -> bool {
         let Some(slot) = self.slots.remove(name) else {
             return false;
         };
@@ -93,6 +86,89 @@ impl ClusterState {
         true
     }
 
+    fn recompute_named(&mut self, node: &str, pods: &Pods) {
+        if let Some(&slot) = self.slots.get(node) {
+            self.recompute(slot, pods);
+        }
+    }
+
+    /// A node's usage from scratch: its base plus each bound pod, in a
+    /// fixed (sorted) order so equal states give equal nodes.
+    fn recompute(&mut self, slot: u32, pods: &Pods) {
+        let mut node = self.bases[slot as usize].clone();
+        for key in pods.on.get(&node.name).into_iter().flatten() {
+            if let Some(u) = pods.by_key.get(key) {
+                node.requested.add(&u.requests);
+                node.pod_count += 1;
+                node.used_ports.extend(u.ports.iter().cloned());
+            }
+        }
+        self.nodes[slot as usize] = Arc::new(node);
+        self.dirty.insert(slot);
+    }
+
+    fn snapshot(&mut self) -> Arc<Snapshot> {
+        if let Some(current) = &self.current
+            && self.dirty.is_empty()
+        {
+            return current.clone();
+        }
+        let next = match &self.current {
+            Some(prev) => prev.successor(self.nodes.clone(), &self.dirty),
+            None => Snapshot::from_shared(self.nodes.clone()),
+        };
+        self.dirty.clear();
+        let next = Arc::new(next);
+        self.current = Some(next.clone());
+        next
+    }
+}
+
+/// The cluster's nodes and bound pods, plus a second node table for the
+/// node objects a `Nodes`-mode extender request carries.
+///
+/// The request table never changes what the cluster table shows: a
+/// request's nodes are that request's. It holds exactly the last such
+/// request's nodes (so memory is bounded by one request), and keeps their
+/// slots between requests, so plugin instances resync only the nodes that
+/// differ from the previous request's.
+#[derive(Default)]
+pub struct ClusterState {
+    cluster: NodeTable,
+    request: NodeTable,
+    pods: Pods,
+}
+
+impl ClusterState {
+    pub fn contains_node(&self, name: &str) -> bool {
+        self.cluster.slots.contains_key(name)
+    }
+
+    pub fn node_count(&self) -> usize {
+        self.cluster.nodes.len()
+    }
+
+    pub fn pod_count(&self) -> usize {
+        self.pods.by_key.len()
+    }
+
+    /// Nodes held for `Nodes`-mode requests: the last request's.
+    pub fn request_node_count(&self) -> usize {
+        self.request.nodes.len()
+    }
+
+    /// Adds or replaces a node (matched by name). Returns whether anything
+    /// changed.
+    pub fn upsert_node(&mut self, node: Node) -> bool {
+        self.cluster.upsert(node, &self.pods)
+    }
+
+    /// Removes a node; the last node moves into its slot. Pods bound to it
+    /// are kept: they count again if the node comes back.
+    pub fn remove_node(&mut self, name: &str) -> bool {
+        self.cluster.remove(name)
+    }
+
     /// Adds, replaces or (when it no longer holds resources: unbound,
     /// Succeeded or Failed) forgets a pod.
     pub fn upsert_pod(&mut self, pod: &k8s::Pod) -> Result<bool> {
@@ -105,17 +181,18 @@ impl ClusterState {
             }),
             _ => None,
         };
-        if self.pods.get(&key) == usage.as_ref() {
+        if self.pods.by_key.get(&key) == usage.as_ref() {
             return Ok(false);
         }
         self.forget_pod(&key);
         if let Some(usage) = usage {
             let node = usage.node.clone();
-            self.pods_on
+            self.pods
+                .on
                 .entry(node.clone())
                 .or_default()
                 .insert(key.clone());
-            self.pods.insert(key, usage);
+            self.pods.by_key.insert(key, usage);
             self.recompute_named(&node);
         }
         Ok(true)
@@ -131,13 +208,13 @@ impl ClusterState {
     }
 
     fn forget_pod(&mut self, key: &str) -> bool {
-        let Some(old) = self.pods.remove(key) else {
+        let Some(old) = self.pods.by_key.remove(key) else {
             return false;
         };
-        if let Some(set) = self.pods_on.get_mut(&old.node) {
+        if let Some(set) = self.pods.on.get_mut(&old.node) {
             set.remove(key);
             if set.is_empty() {
-                self.pods_on.remove(&old.node);
+                self.pods.on.remove(&old.node);
             }
         }
         self.recompute_named(&old.node);
@@ -145,42 +222,35 @@ impl ClusterState {
     }
 
     fn recompute_named(&mut self, node: &str) {
-        if let Some(&slot) = self.slots.get(node) {
-            self.recompute(slot);
-        }
-    }
-
-    /// A node's usage from scratch: its base plus each bound pod, in a
-    /// fixed (sorted) order so equal states give equal nodes.
-    fn recompute(&mut self, slot: u32) {
-        let mut node = self.bases[slot as usize].clone();
-        for key in self.pods_on.get(&node.name).into_iter().flatten() {
-            if let Some(u) = self.pods.get(key) {
-                node.requested.add(&u.requests);
-                node.pod_count += 1;
-                node.used_ports.extend(u.ports.iter().cloned());
-            }
-        }
-        self.nodes[slot as usize] = Arc::new(node);
-        self.dirty.insert(slot);
+        self.cluster.recompute_named(node, &self.pods);
+        self.request.recompute_named(node, &self.pods);
     }
 
     /// The current state as an immutable snapshot; the same one until
     /// something changes.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
-        if let Some(current) = &self.current
-            && self.dirty.is_empty()
-        {
-            return current.clone();
+        self.cluster.snapshot()
+    }
+
+    /// A snapshot of exactly `nodes` (a `Nodes`-mode request's, names
+    /// unique) with the usage of the pods bound to them, taken from the
+    /// request table; the cluster table is untouched.
+    pub fn request_snapshot(&mut self, nodes: Vec<Node>) -> Arc<Snapshot> {
+        let keep: HashSet<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+        let gone: Vec<String> = self
+            .request
+            .slots
+            .keys()
+            .filter(|n| !keep.contains(n.as_str()))
+            .cloned()
+            .collect();
+        for name in gone {
+            self.request.remove(&name);
         }
-        let next = match &self.current {
-            Some(prev) => prev.successor(self.nodes.clone(), &self.dirty),
-            None => Snapshot::from_shared(self.nodes.clone()),
-        };
-        self.dirty.clear();
-        let next = Arc::new(next);
-        self.current = Some(next.clone());
-        next
+        for node in nodes {
+            self.request.upsert(node, &self.pods);
+        }
+        self.request.snapshot()
     }
 }
 
@@ -246,5 +316,41 @@ mod tests {
         c.upsert_node(node("d"));
         let s3 = c.snapshot();
         assert_eq!(s3.node(s3.slot_of("d").unwrap()).requested.milli_cpu, 2000);
+    }
+
+    #[test]
+    fn request_nodes_never_change_the_cluster_and_hold_only_the_last_request() {
+        let mut c = ClusterState::default();
+        c.upsert_node(node("a"));
+        c.upsert_pod(&pod("p", "a", "1")).unwrap();
+        let cluster = c.snapshot();
+        let mut cordoned = node("a");
+        cordoned.unschedulable = true;
+        let r1 = c.request_snapshot(vec![cordoned, node("x")]);
+        // The request sees its own objects, with the bound pods' usage.
+        let a = r1.node(r1.slot_of("a").unwrap());
+        assert!(a.unschedulable);
+        assert_eq!(a.requested.milli_cpu, 1000);
+        // The cluster does not: same snapshot, no unknown node learnt.
+        assert!(Arc::ptr_eq(&cluster, &c.snapshot()));
+        assert!(!c.contains_node("x"));
+        assert!(!c.snapshot().node(0).unschedulable);
+        // Only the last request's nodes are held; unchanged ones keep
+        // their slots, so only what differs is resynced.
+        let r2 = c.request_snapshot(vec![node("x"), node("y")]);
+        assert_eq!(c.request_node_count(), 2);
+        assert_eq!(r2.slot_of("a"), None);
+        let changed = r2.changes_since(r1.generation()).unwrap();
+        assert_eq!(changed.len(), 1, "{changed:?}");
+        for i in 0..100 {
+            c.request_snapshot(vec![node(&format!("m{i}"))]);
+        }
+        assert_eq!(c.request_node_count(), 1);
+        // Pod changes reach the request table too.
+        let r3 = c.request_snapshot(vec![node("a")]);
+        c.upsert_pod(&pod("q", "a", "2")).unwrap();
+        let r4 = c.request_snapshot(vec![node("a")]);
+        assert_eq!(r4.node(0).requested.milli_cpu, 3000);
+        assert_eq!(r4.changes_since(r3.generation()), Some(&[0][..]));
     }
 }

@@ -3,14 +3,17 @@
 //!
 //! ```yaml
 //! pluginsDir: ./plugins            # default: the bundled plugins (relative to this file; ~ is $HOME)
+//! schedulerName: default-scheduler # pending pods of other schedulers are not placed
 //! percentageOfNodesToScore: 0      # 0 = adaptive
-//! parallelism: 16
+//! parallelism: 16                  # 1..=256
 //! alwaysCheckAllPredicates: false
 //! plugins:
 //!   filter:
 //!     disabled: [{name: NodePorts}] # or [{name: "*"}] to start from nothing
 //!     enabled:                      # appended after the defaults, in order
 //!       - {name: GpuModel, ignorable: true}
+//! pluginFiles:                     # which file serves a name several components declare
+//!   NodePorts: my_node_ports.wasm  # (relative to pluginsDir)
 //! pluginConfig:
 //!   - name: NodeResourcesFit
 //!     args: {ignoredResources: [example.com/foo]}
@@ -18,7 +21,7 @@
 //! sandbox: {clocks: false, random: false, stdio: false}
 //! ```
 
-use crate::engine::EngineOptions;
+use crate::engine::{EngineOptions, check_parallelism};
 use crate::runtime::{Grants, Limits};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -43,6 +46,10 @@ pub struct Config {
     pub kind: Option<String>,
     pub plugins_dir: Option<PathBuf>,
     pub cache_dir: Option<PathBuf>,
+    /// The scheduler sift answers for: `sift filter` places only pending
+    /// pods whose `spec.schedulerName` is this (as a kube-scheduler
+    /// profile does). Default `default-scheduler`.
+    pub scheduler_name: Option<String>,
     #[serde(default)]
     pub percentage_of_nodes_to_score: Option<u32>,
     pub parallelism: Option<usize>,
@@ -52,6 +59,10 @@ pub struct Config {
     pub plugins: PluginsSection,
     #[serde(default)]
     pub plugin_config: Vec<PluginConfig>,
+    /// Plugin name -> component file (in the plugins directory) that
+    /// serves it, for names several components declare.
+    #[serde(default)]
+    pub plugin_files: std::collections::BTreeMap<String, PathBuf>,
     #[serde(default)]
     pub limits: LimitsSection,
     #[serde(default)]
@@ -138,8 +149,8 @@ impl Config {
                 path.display()
             );
         }
-        if config.parallelism == Some(0) {
-            bail!("{}: parallelism must be at least 1", path.display());
+        if let Some(p) = config.parallelism {
+            check_parallelism(p).with_context(|| format!("{}: parallelism", path.display()))?;
         }
         // `~/` is the home directory, as in a shell; other relative
         // directories are relative to the config file.
@@ -153,9 +164,25 @@ impl Config {
             if dir.is_relative() {
                 *dir = base.join(&*dir);
             }
+            // Absolute, so the same file read from another working
+            // directory or by another path gives the same config.
+            if dir.is_relative()
+                && let Ok(cwd) = std::env::current_dir()
+            {
+                *dir = cwd.join(&*dir);
+            }
         }
-        config.limits()?;
+        config
+            .limits()
+            .with_context(|| format!("{}: limits", path.display()))?;
         Ok(config)
+    }
+
+    /// `schedulerName`, or kube-scheduler's default.
+    pub fn scheduler_name(&self) -> &str {
+        self.scheduler_name
+            .as_deref()
+            .unwrap_or(crate::kube::DEFAULT_SCHEDULER_NAME)
     }
 
     pub fn engine_options(&self) -> EngineOptions {
@@ -301,6 +328,11 @@ mod tests {
         assert_eq!(l.memory_bytes, 64 << 20);
         assert!(parse("limits: {callDeadline: soon}\n").is_err());
         assert!(parse("percentageOfNodesToScore: 101\n").is_err());
+        let err = format!("{:#}", parse("limits: {callDeadline: 0s}\n").err().unwrap());
+        assert!(err.contains(".yaml: limits"), "{err}");
+        let err = format!("{:#}", parse("parallelism: 4000\n").err().unwrap());
+        assert!(err.contains("1 to 256"), "{err}");
+        assert_eq!(parse("parallelism: 256\n").unwrap().parallelism, Some(256));
     }
 
     #[test]

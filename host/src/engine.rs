@@ -18,6 +18,20 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// The most worker threads a cycle may use. kube-scheduler sets no bound,
+/// but each worker is an OS thread started with the engine: thousands take
+/// seconds to start and gain nothing (a cycle runs at most one task per
+/// core).
+pub const MAX_PARALLELISM: usize = 256;
+
+/// A worker count in 1..=[`MAX_PARALLELISM`].
+pub fn check_parallelism(p: usize) -> Result<usize> {
+    if !(1..=MAX_PARALLELISM).contains(&p) {
+        anyhow::bail!("{p} is out of range: use 1 to {MAX_PARALLELISM} worker threads");
+    }
+    Ok(p)
+}
+
 /// The knobs of the filter phase, named as in KubeSchedulerConfiguration.
 #[derive(Clone, Debug)]
 pub struct EngineOptions {
@@ -140,6 +154,7 @@ const MIN_CHUNK: usize = 64;
 
 impl Engine {
     pub fn new(plugins: Vec<ConfiguredPlugin>, options: EngineOptions) -> Result<Engine> {
+        check_parallelism(options.parallelism).context("parallelism")?;
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(options.parallelism.max(1))
             .thread_name(|i| format!("sift-filter-{i}"))
@@ -445,14 +460,26 @@ fn pre_filter<'a>(
                     return PreFilter::Rejected(NodeStatus::new(Some(name), status));
                 }
                 Code::Unschedulable => unschedulable = Some(NodeStatus::new(Some(name), status)),
-                _ if cp.ignorable => out
-                    .ignored_errors
-                    .push(format!("plugin {name}: {}", status.message())),
-                _ => {
-                    return PreFilter::Failed(format!(
-                        "running PreFilter plugin {name:?}: {}",
+                code => {
+                    // Success and Skip are not rejections: a plugin bug,
+                    // reported as an Error (as filter's Skip is).
+                    let message = if code == Code::Error {
                         status.message()
-                    ));
+                    } else {
+                        format!(
+                            "prepare returned reject with code {}, which is not a rejection \
+                             (use proceed or skip, or reject with Unschedulable, \
+                             UnschedulableAndUnresolvable or Error)",
+                            code.as_str()
+                        )
+                    };
+                    if cp.ignorable {
+                        out.ignored_errors.push(format!("plugin {name}: {message}"));
+                    } else {
+                        return PreFilter::Failed(format!(
+                            "running PreFilter plugin {name:?}: {message}"
+                        ));
+                    }
                 }
             },
             PrepareOutcome::Narrow(names) => {

@@ -51,7 +51,9 @@ pub struct Catalog {
 
 impl Catalog {
     /// Loads every component of `dir` and each of `extra` (which may
-    /// replace a plugin of the same name from `dir`).
+    /// replace a plugin of the same name from `dir`, saying so on stderr).
+    /// Two components of `dir` declaring one name are an error unless the
+    /// config's `pluginFiles` names the one that serves it.
     pub fn load_wasm(
         runtime: &Arc<Runtime>,
         dir: Option<&Path>,
@@ -72,14 +74,32 @@ impl Catalog {
         {
             let plugin = Arc::new(WasmPlugin::load(runtime, path, &args_for)?);
             let name = plugin.identity().name.clone();
-            if let Some(prev) = origin.get(&name)
-                && !is_extra
+            let pinned = match (dir, config.plugin_files.get(&name)) {
+                (Some(d), Some(file)) if !is_extra => Some(d.join(file)),
+                _ => None,
+            };
+            if let Some(pinned) = &pinned
+                && pinned != path
             {
-                bail!(
-                    "two components declare the plugin name {name:?}: {} and {}",
-                    prev.display(),
-                    path.display()
-                );
+                tracing::debug!(plugin = %name, path = %path.display(), "not serving: pluginFiles names {}", pinned.display());
+                continue;
+            }
+            if let Some(prev) = origin.get(&name) {
+                if is_extra {
+                    tracing::warn!(
+                        "--plugin {}: declares {name:?}, so it replaces {}",
+                        path.display(),
+                        prev.display()
+                    );
+                } else if pinned.is_none() {
+                    bail!(
+                        "two components declare the plugin name {name:?}: {} and {} \
+                         (remove one, or name the one that serves it in the config: \
+                         pluginFiles: {{{name}: FILE}})",
+                        prev.display(),
+                        path.display()
+                    );
+                }
             }
             tracing::debug!(plugin = %name, version = plugin.identity().version(), path = %path.display(), "loaded plugin");
             if is_extra && !catalog.extra.contains(&name) {

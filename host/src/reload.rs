@@ -33,6 +33,9 @@ pub struct Profile {
     /// Increases with every swap.
     pub generation: u64,
     pub plugins: Vec<PluginVersion>,
+    /// Why this profile should not take traffic (`/readyz` says 503), e.g.
+    /// an enabled plugin name that two components declare.
+    pub unready: Vec<String>,
 }
 
 /// A plugin as `/status` shows it.
@@ -55,8 +58,9 @@ pub struct ReloadStatus {
     /// Seconds since the Unix epoch of the last rescan.
     pub last_rescan: u64,
     pub config_error: Option<String>,
-    /// The last failure per component file or plugin name; cleared when a
-    /// later version loads.
+    /// What is wrong now, per component file or plugin name: recomputed
+    /// at every rescan, so files removed and plugins no longer enabled
+    /// drop out.
     pub errors: BTreeMap<String, String>,
 }
 
@@ -73,7 +77,14 @@ pub struct Reloader {
     config_path: Option<PathBuf>,
     /// The last valid configuration.
     config: Config,
+    /// Whether `config` was read from `config_path` by this reloader: the
+    /// first read (at start) takes the file as given, later ones warn
+    /// about settings that need a restart.
+    config_path_loaded: bool,
     loaded: BTreeMap<PathBuf, Loaded>,
+    /// Files whose current bytes failed to load, with why (the message
+    /// names the version: the same bytes are not tried again).
+    rejected: BTreeMap<PathBuf, String>,
     current: Arc<ArcSwap<Profile>>,
     status: Arc<Mutex<ReloadStatus>>,
     metrics: Arc<Metrics>,
@@ -95,13 +106,16 @@ impl Reloader {
             engine: Engine::new(Vec::new(), config.engine_options())?,
             generation: 0,
             plugins: Vec::new(),
+            unready: Vec::new(),
         };
         let mut r = Reloader {
             runtime,
             dir,
             config_path,
             config,
+            config_path_loaded: false,
             loaded: BTreeMap::new(),
+            rejected: BTreeMap::new(),
             current: Arc::new(ArcSwap::from_pointee(empty)),
             status,
             metrics,
@@ -122,28 +136,40 @@ impl Reloader {
         &self.config
     }
 
-    fn set_error(&self, key: &str, error: Option<String>) {
-        if let Ok(mut s) = self.status.lock() {
-            match error {
-                Some(e) => s.errors.insert(key.to_string(), e),
-                None => s.errors.remove(key),
-            };
+    /// Publishes what is wrong now, logging only what is new or changed
+    /// since the last rescan (a persistent problem is logged once).
+    fn publish(&self, problems: BTreeMap<String, String>) {
+        let Ok(mut s) = self.status.lock() else {
+            return;
+        };
+        for (key, message) in &problems {
+            if s.errors.get(key) != Some(message) {
+                tracing::error!(source = %key, "{message}");
+            }
         }
+        for key in s.errors.keys().filter(|k| !problems.contains_key(*k)) {
+            tracing::info!(source = %key, "resolved");
+        }
+        s.errors = problems;
+        s.generation = self.current.load().generation;
+        s.last_rescan = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
     }
 
     /// Re-reads the config and the components; swaps in a new profile if
     /// anything a cycle would see changed. Returns whether it swapped.
     pub fn rescan(&mut self) -> bool {
         self.reload_config();
+        let mut problems = BTreeMap::new();
         let files = match component_files(&self.dir) {
             Ok(f) => f,
             Err(e) => {
-                tracing::error!("{e:#}");
-                self.set_error(&self.dir.display().to_string(), Some(format!("{e:#}")));
+                problems.insert(self.dir.display().to_string(), format!("{e:#}"));
+                self.publish(problems);
                 return false;
             }
         };
-        self.set_error(&self.dir.display().to_string(), None);
         // Removed files unload their plugins.
         self.loaded.retain(|path, l| {
             let keep = files.contains(path);
@@ -152,16 +178,15 @@ impl Reloader {
             }
             keep
         });
+        self.rejected.retain(|path, _| files.contains(path));
         for path in &files {
             self.load_file(path);
         }
-        let swapped = self.swap_profile();
-        if let Ok(mut s) = self.status.lock() {
-            s.generation = self.current.load().generation;
-            s.last_rescan = SystemTime::now()
-                .duration_since(SystemTime::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs());
+        for (path, message) in &self.rejected {
+            problems.insert(path.display().to_string(), message.clone());
         }
+        let swapped = self.swap_profile(&mut problems);
+        self.publish(problems);
         swapped
     }
 
@@ -171,10 +196,11 @@ impl Reloader {
         };
         match Config::load(path) {
             Ok(new) => {
-                if new.plugins_dir != self.config.plugins_dir
-                    || new.cache_dir != self.config.cache_dir
-                    || new.limits != self.config.limits
-                    || new.sandbox != self.config.sandbox
+                if self.config_path_loaded
+                    && (new.plugins_dir != self.config.plugins_dir
+                        || new.cache_dir != self.config.cache_dir
+                        || new.limits != self.config.limits
+                        || new.sandbox != self.config.sandbox)
                 {
                     tracing::warn!(
                         config = %path.display(),
@@ -183,15 +209,19 @@ impl Reloader {
                     );
                 }
                 self.config = new;
+                self.config_path_loaded = true;
                 if let Ok(mut s) = self.status.lock() {
                     s.config_error = None;
                 }
             }
             Err(e) => {
-                tracing::error!("config not reloaded, the previous one stays: {e:#}");
-                self.metrics.reload("config", false);
-                if let Ok(mut s) = self.status.lock() {
-                    s.config_error = Some(format!("{e:#}"));
+                let message = format!("{e:#}");
+                if let Ok(mut s) = self.status.lock()
+                    && s.config_error.as_ref() != Some(&message)
+                {
+                    tracing::error!("config not reloaded, the previous one stays: {message}");
+                    self.metrics.reload("config", false);
+                    s.config_error = Some(message);
                 }
             }
         }
@@ -200,12 +230,11 @@ impl Reloader {
     /// Loads `path` if it is new or changed (content or arguments); on
     /// failure the version loaded before, if any, stays.
     fn load_file(&mut self, path: &Path) {
-        let key = path.display().to_string();
         let bytes = match read_stable(path) {
             Ok(Some(b)) => b,
             Ok(None) => return, // still being written: a later event rescans
             Err(e) => {
-                self.set_error(&key, Some(e));
+                self.rejected.insert(path.to_path_buf(), e);
                 return;
             }
         };
@@ -215,15 +244,13 @@ impl Reloader {
             && l.args == self.config.args_for(&l.plugin.identity().name)
         {
             // Back to the version serving: an earlier failure is moot.
-            self.set_error(&key, None);
+            self.rejected.remove(path);
             return;
         }
         // A failure already reported for these very bytes is not retried.
         if self
-            .status
-            .lock()
-            .ok()
-            .and_then(|s| s.errors.get(&key).cloned())
+            .rejected
+            .get(path)
             .is_some_and(|e| e.contains(&sha256[..12]))
         {
             return;
@@ -235,9 +262,9 @@ impl Reloader {
         match result {
             Ok(plugin) => {
                 let name = plugin.identity().name.clone();
-                tracing::info!(plugin = %name, version = plugin.identity().version(), file = %key, "plugin loaded");
+                tracing::info!(plugin = %name, version = plugin.identity().version(), file = %path.display(), "plugin loaded");
                 self.metrics.reload(&name, true);
-                self.set_error(&key, None);
+                self.rejected.remove(path);
                 self.loaded.insert(
                     path.to_path_buf(),
                     Loaded {
@@ -258,36 +285,82 @@ impl Reloader {
                 } else {
                     ""
                 };
-                let message = format!("version {} rejected: {e:#}{kept}", &sha256[..12]);
-                tracing::error!(plugin = %plugin, file = %key, "{message}");
                 self.metrics.reload(&plugin, false);
-                self.set_error(&key, Some(message));
+                self.rejected.insert(
+                    path.to_path_buf(),
+                    format!("version {} rejected: {e:#}{kept}", &sha256[..12]),
+                );
             }
         }
     }
 
-    /// Builds the profile the config asks for from the loaded plugins and
-    /// swaps it in if it differs from the current one.
-    fn swap_profile(&mut self) -> bool {
-        let mut by_name: BTreeMap<String, (&PathBuf, &Loaded)> = BTreeMap::new();
+    /// Which loaded component serves each plugin name. A name declared by
+    /// several components is served by the one the config's `pluginFiles`
+    /// names, else by none of them (the order files happen to be read in
+    /// must not decide); each refused file gets a problem saying why.
+    fn choose_components(
+        &self,
+        problems: &mut BTreeMap<String, String>,
+    ) -> BTreeMap<String, (&PathBuf, &Loaded)> {
+        let mut by_name: BTreeMap<String, Vec<(&PathBuf, &Loaded)>> = BTreeMap::new();
         for (path, l) in &self.loaded {
-            let name = l.plugin.identity().name.clone();
-            if let Some((first, _)) = by_name.get(&name) {
-                let message = format!(
-                    "declares the plugin name {name:?}, already loaded from {}",
-                    first.display()
-                );
-                tracing::error!(file = %path.display(), "{message}");
-                if let Ok(mut s) = self.status.lock() {
-                    s.errors.insert(path.display().to_string(), message);
+            by_name
+                .entry(l.plugin.identity().name.clone())
+                .or_default()
+                .push((path, l));
+        }
+        let mut chosen = BTreeMap::new();
+        for (name, candidates) in by_name {
+            if let Some(file) = self.config.plugin_files.get(&name) {
+                let pinned = self.dir.join(file);
+                for (path, l) in candidates {
+                    if *path == pinned {
+                        chosen.insert(name.clone(), (path, l));
+                    } else {
+                        problems.insert(
+                            path.display().to_string(),
+                            format!(
+                                "declares the plugin name {name:?}, which the config's \
+                                 pluginFiles gives to {}: not serving",
+                                file.display()
+                            ),
+                        );
+                    }
                 }
                 continue;
             }
-            by_name.insert(name, (path, l));
+            if let [(path, l)] = candidates[..] {
+                chosen.insert(name, (path, l));
+                continue;
+            }
+            let files: Vec<String> = candidates
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect();
+            for (path, _) in &candidates {
+                problems.insert(
+                    path.display().to_string(),
+                    format!(
+                        "declares the plugin name {name:?}, as do {} components ({}): none of \
+                         them serves it until the others are removed or the config's \
+                         pluginFiles says which file serves {name:?}",
+                        files.len() - 1,
+                        files.join(", ")
+                    ),
+                );
+            }
         }
+        chosen
+    }
+
+    /// Builds the profile the config asks for from the loaded plugins and
+    /// swaps it in if it differs from the current one.
+    fn swap_profile(&mut self, problems: &mut BTreeMap<String, String>) -> bool {
+        let by_name = self.choose_components(problems);
         let refs: Vec<PluginRef> = self.config.filter_plugins();
         let mut plugins = Vec::new();
         let mut versions = Vec::new();
+        let mut unready = Vec::new();
         for r in &refs {
             match by_name.get(&r.name) {
                 Some((path, l)) => {
@@ -302,14 +375,24 @@ impl Reloader {
                         enabled: true,
                         ignorable: r.ignorable,
                     });
-                    self.set_error(&r.name, None);
                 }
                 None => {
-                    let message = "enabled in the config but no component declares it; \
-                                   cycles run without it"
-                        .to_string();
-                    tracing::error!(plugin = %r.name, "{message}");
-                    self.set_error(&r.name, Some(message));
+                    let declared = self
+                        .loaded
+                        .values()
+                        .any(|l| l.plugin.identity().name == r.name);
+                    let message = if declared {
+                        unready.push(format!(
+                            "the enabled plugin {:?} has no component chosen to serve it",
+                            r.name
+                        ));
+                        "enabled in the config, but the components declaring it are refused \
+                         (see their files); cycles run without it"
+                    } else {
+                        "enabled in the config but no component declares it; \
+                         cycles run without it"
+                    };
+                    problems.insert(r.name.clone(), message.to_string());
                 }
             }
         }
@@ -328,6 +411,7 @@ impl Reloader {
         let options = self.config.engine_options();
         if current.generation > 0
             && current.plugins == versions
+            && current.unready == unready
             && current.engine.options().always_check_all_predicates
                 == options.always_check_all_predicates
             && current.engine.options().parallelism == options.parallelism
@@ -337,7 +421,7 @@ impl Reloader {
         let engine = match Engine::new(plugins, options) {
             Ok(e) => e.with_observer(self.metrics.clone() as Arc<dyn CallObserver>),
             Err(e) => {
-                tracing::error!("{e:#}");
+                problems.insert("engine".into(), format!("{e:#}"));
                 return false;
             }
         };
@@ -351,6 +435,7 @@ impl Reloader {
             engine,
             generation,
             plugins: versions,
+            unready,
         }));
         true
     }

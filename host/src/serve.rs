@@ -20,8 +20,8 @@ use crate::runtime::Runtime;
 use anyhow::{Context, Result, anyhow};
 use arc_swap::ArcSwap;
 use axum::Router;
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path as UrlPath, State};
+use axum::body::{Body, Bytes};
+use axum::extract::{Path as UrlPath, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -29,6 +29,7 @@ use k8s_openapi::api::core::v1 as k8s;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -69,6 +70,19 @@ pub struct ServeArgs {
     /// Largest request body accepted (e.g. 64Mi); larger bodies get 413.
     #[arg(long, default_value = "64Mi")]
     pub max_body: String,
+    /// Time a client has to send a request's headers, and again its body;
+    /// a connection that stalls longer is closed (headers) or gets 408
+    /// (body), so stalled clients cannot hold connections open.
+    #[arg(long, default_value = "10s", value_parser = parse_duration_arg)]
+    pub read_timeout: Duration,
+    /// After SIGTERM/SIGINT, how long requests in flight may take before
+    /// sift closes their connections and exits.
+    #[arg(long, default_value = "15s", value_parser = parse_duration_arg)]
+    pub shutdown_timeout: Duration,
+}
+
+fn parse_duration_arg(s: &str) -> Result<Duration, String> {
+    crate::config::parse_duration(s).map_err(|e| format!("{e:#}"))
 }
 
 /// Why the reload thread wakes up.
@@ -90,6 +104,8 @@ struct Server {
     max_queue: usize,
     filter_verb: String,
     ready: AtomicBool,
+    max_body: usize,
+    read_timeout: Duration,
 }
 
 /// The cluster state with what came from `--cluster` files, so a file
@@ -100,12 +116,34 @@ struct ClusterFeed {
     file_nodes: BTreeSet<String>,
     file_pods: BTreeSet<String>,
     file_error: Option<String>,
+    /// SHA-256 of the files' contents last applied: a file event that
+    /// leaves them unchanged (touch, chmod, a rewrite with the same bytes)
+    /// costs a read, not a parse.
+    applied: Option<String>,
+    /// Reloads that applied the files.
+    reloads: u64,
 }
 
 impl ClusterFeed {
-    fn reload_files(&mut self) -> Result<()> {
+    /// Applies the files; `Ok(false)` when their contents are those applied
+    /// last.
+    fn reload_files(&mut self) -> Result<bool> {
         if self.files.is_empty() {
-            return Ok(());
+            return Ok(false);
+        }
+        let mut hasher = Sha256::new();
+        for f in &self.files {
+            let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(&bytes);
+        }
+        let digest: String = hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        if self.applied.as_deref() == Some(digest.as_str()) {
+            return Ok(false);
         }
         let objects = Objects::read_files(&self.files)?;
         let mut nodes = BTreeSet::new();
@@ -134,7 +172,9 @@ impl ClusterFeed {
         }
         self.file_nodes = nodes;
         self.file_pods = pods;
-        Ok(())
+        self.applied = Some(digest);
+        self.reloads += 1;
+        Ok(true)
     }
 }
 
@@ -176,6 +216,8 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         file_nodes: BTreeSet::new(),
         file_pods: BTreeSet::new(),
         file_error: None,
+        applied: None,
+        reloads: 0,
     };
     feed.reload_files()?;
     let server = Arc::new(Server {
@@ -188,6 +230,8 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         max_queue: args.max_queue,
         filter_verb: args.filter_verb.clone(),
         ready: AtomicBool::new(true),
+        max_body,
+        read_timeout: args.read_timeout,
     });
 
     // File events and SIGHUP wake the reload thread, which owns the reloader.
@@ -233,7 +277,6 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
             .route("/metrics", get(metrics_text))
             .route("/cluster", post(cluster_events))
             .route("/{*path}", post(filter))
-            .layer(DefaultBodyLimit::max(max_body))
             .with_state(server.clone());
         tokio::spawn(async move {
             let Ok(mut s) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
@@ -246,15 +289,70 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
                 let _ = hup.send(Trigger::Cluster);
             }
         });
-        axum::serve(listener, app)
-            .with_graceful_shutdown(shutdown_signal(server.clone()))
-            .await
-            .context("HTTP server failed")
+        serve_http(
+            listener,
+            app,
+            shutdown_signal(server.clone()),
+            args.read_timeout,
+            args.shutdown_timeout,
+        )
+        .await;
+        Ok(())
     });
     let _ = tx.send(Trigger::Stop);
     let _ = reload_thread.join();
     tracing::info!("sift serve stopped");
     result
+}
+
+/// Serves HTTP/1 connections until `shutdown` completes, then lets the
+/// requests in flight finish for at most `grace`. Each connection must send
+/// a request's headers within `read_timeout` (hyper closes it otherwise).
+async fn serve_http(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    shutdown: impl std::future::Future<Output = ()>,
+    read_timeout: Duration,
+    grace: Duration,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let stream = match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(e) => {
+                        // Out of file descriptors and the like: back off.
+                        tracing::warn!("cannot accept a connection: {e}");
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                let service = hyper_util::service::TowerToHyperService::new(app.clone());
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(read_timeout)
+                    .serve_connection(TokioIo::new(stream), service);
+                let conn = graceful.watch(conn);
+                tokio::spawn(async move {
+                    let _ = conn.await;
+                });
+            }
+            _ = &mut shutdown => break,
+        }
+    }
+    drop(listener);
+    if tokio::time::timeout(grace, graceful.shutdown())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "connections still open {} s after the shutdown signal: closing them",
+            grace.as_secs_f64()
+        );
+    }
 }
 
 async fn shutdown_signal(server: Arc<Server>) {
@@ -300,7 +398,7 @@ fn watch(
             };
             let mut plugins = false;
             let mut cluster = false;
-            for e in &events {
+            for e in events.iter().filter(|e| changes_content(&e.kind)) {
                 for p in &e.paths {
                     if p.starts_with(&dir_owned) || Some(p) == config_owned.as_ref() {
                         plugins = true;
@@ -341,6 +439,19 @@ fn watch(
     Ok(debouncer)
 }
 
+/// Whether a file event can mean new contents. Opening or reading a file
+/// is an event too (inotify's OPEN and CLOSE_NOWRITE): sift reading the
+/// files it watches must not wake it again.
+fn changes_content(kind: &notify::EventKind) -> bool {
+    use notify::EventKind;
+    use notify::event::{AccessKind, AccessMode};
+    match kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) => false,
+        _ => true,
+    }
+}
+
 /// A 400 naming what is wrong with the body.
 fn bad_request(message: String) -> Response {
     (
@@ -377,17 +488,14 @@ fn at_path(path: &str, inner: &str, e: impl std::fmt::Display) -> String {
     format!("{at}: {e}")
 }
 
-fn parse_json(body: &[u8]) -> Result<Value, String> {
-    serde_json::from_slice(body).map_err(|e| format!("body is not JSON: {e}"))
-}
-
 impl Server {
     fn reload_cluster(&self) {
         let Ok(mut feed) = self.cluster.lock() else {
             return;
         };
         match feed.reload_files() {
-            Ok(()) => {
+            Ok(false) => feed.file_error = None,
+            Ok(true) => {
                 feed.file_error = None;
                 tracing::info!(
                     nodes = feed.state.node_count(),
@@ -396,48 +504,44 @@ impl Server {
                 );
             }
             Err(e) => {
-                tracing::error!("cluster files not reloaded, the previous state stays: {e:#}");
-                feed.file_error = Some(format!("{e:#}"));
+                let message = format!("{e:#}");
+                // Once per distinct failure, not once per file event.
+                if feed.file_error.as_ref() != Some(&message) {
+                    tracing::error!(
+                        "cluster files not reloaded, the previous state stays: {message}"
+                    );
+                }
+                feed.file_error = Some(message);
             }
         }
     }
 
     /// Answers one filter request (on a blocking thread).
     fn filter(&self, body: &[u8]) -> Result<ExtenderFilterResult, String> {
-        let args: ExtenderArgs = from_json(body, "")?;
-        let pod: k8s::Pod = from_json(args.pod.get().as_bytes(), "Pod")?;
-        let pod = kube::pod(&pod).map_err(|e| format!("Pod: {e:#}"))?;
-        let mut objects: Option<Vec<(String, Box<RawValue>)>> = None;
-        let mut names: Vec<String> = Vec::new();
-        let mut models = Vec::new();
-        match (args.nodes, args.node_names) {
-            (Some(list), _) => {
-                let mut kept = Vec::with_capacity(list.items.len());
-                for (i, item) in list.items.into_iter().enumerate() {
-                    let path = format!("Nodes.items[{i}]");
-                    let node: k8s::Node = from_json(item.get().as_bytes(), &path)?;
-                    let model = kube::node(&node).map_err(|e| format!("{path}: {e:#}"))?;
-                    if model.name.is_empty() {
-                        return Err(format!("{path}.metadata.name: missing"));
-                    }
-                    names.push(model.name.clone());
-                    kept.push((model.name.clone(), item));
-                    models.push(model);
-                }
-                objects = Some(kept);
-            }
-            (None, Some(n)) => names = n,
-            (None, None) => return Err("neither Nodes nor NodeNames is set".into()),
-        }
-        let (snapshot, candidates, unknown) = {
+        let FilterRequest { pod, nodes } = parse_filter_request(body)?;
+        let (snapshot, candidates, unknown, objects) = {
             let mut feed = self
                 .cluster
                 .lock()
                 .map_err(|_| "cluster state unavailable".to_string())?;
-            for m in models {
-                feed.state.upsert_node(m);
-            }
-            let snapshot = feed.state.snapshot();
+            let (snapshot, names, objects) = match nodes {
+                RequestNodes::Objects(list) => {
+                    let mut models = Vec::with_capacity(list.len());
+                    let mut seen = HashSet::new();
+                    let mut names = Vec::with_capacity(list.len());
+                    let mut objects = Vec::with_capacity(list.len());
+                    for (model, raw) in list {
+                        names.push(model.name.clone());
+                        objects.push((model.name.clone(), raw));
+                        // A name sent twice: the first object counts.
+                        if seen.insert(model.name.clone()) {
+                            models.push(model);
+                        }
+                    }
+                    (feed.state.request_snapshot(models), names, Some(objects))
+                }
+                RequestNodes::Names(names) => (feed.state.snapshot(), names, None),
+            };
             let mut seen = HashSet::new();
             let mut candidates = Vec::with_capacity(names.len());
             let mut unknown = Vec::new();
@@ -450,7 +554,7 @@ impl Server {
                     None => unknown.push(n.clone()),
                 }
             }
-            (snapshot, candidates, unknown)
+            (snapshot, candidates, unknown, objects)
         };
         let profile = self.profile.load_full();
         let mut result = if candidates.is_empty() {
@@ -476,58 +580,27 @@ impl Server {
             }
             filter_result(&outcome, objects)
         };
-        for n in unknown {
-            result
-                .failed_nodes
-                .insert(n, "node is not in sift's cluster state".into());
+        // A reply with Error carries nothing else (kube-scheduler reads
+        // nothing else from it).
+        if result.error.is_empty() {
+            for n in unknown {
+                result
+                    .failed_nodes
+                    .insert(n, "node is not in sift's cluster state".into());
+            }
         }
         Ok(result)
     }
 
     /// Applies informer-style events to the cluster state.
     fn cluster_events(&self, body: &[u8]) -> Result<Value, String> {
-        let value = parse_json(body)?;
-        let events: Vec<(String, Value)> = match value {
-            Value::Array(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (format!("[{i}]"), v))
-                .collect(),
-            v => vec![(String::new(), v)],
-        };
-        let mut parsed = Vec::with_capacity(events.len());
-        for (at, v) in events {
-            let e: WatchEvent = from_value(v, &at)?;
-            let kind = e.object.get("kind").and_then(Value::as_str).unwrap_or("");
-            let object_at = if at.is_empty() {
-                "object".to_string()
-            } else {
-                format!("{at}.object")
-            };
-            let change = match kind {
-                "Node" => Change::Node(Box::new(from_value(e.object, &object_at)?)),
-                "Pod" => Change::Pod(Box::new(from_value(e.object, &object_at)?)),
-                other => {
-                    return Err(format!("{object_at}.kind: {other:?} is not Node or Pod"));
-                }
-            };
-            match e.kind.as_str() {
-                "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" => {}
-                other => {
-                    return Err(format!(
-                        "{at}{}type: {other:?} is not ADDED, MODIFIED, DELETED or BOOKMARK",
-                        if at.is_empty() { "" } else { "." }
-                    ));
-                }
-            }
-            parsed.push((e.kind, change, object_at));
-        }
+        let parsed = parse_cluster_events(body)?;
         let mut feed = self
             .cluster
             .lock()
             .map_err(|_| "cluster state unavailable".to_string())?;
         let mut changed = 0;
-        for (kind, change, at) in parsed {
+        for ClusterEvent { kind, change, at } in parsed {
             let did = match (kind.as_str(), change) {
                 ("BOOKMARK", _) => false,
                 ("DELETED", Change::Node(n)) => feed
@@ -556,6 +629,116 @@ impl Server {
     }
 }
 
+/// A filter request's pod and nodes, checked.
+pub struct FilterRequest {
+    pub pod: sift_sdk::Pod,
+    pub nodes: RequestNodes,
+}
+
+/// What the request names the nodes by.
+pub enum RequestNodes {
+    /// `Nodes` (nodeCacheCapable: false): each node's model and its object
+    /// as sent, to echo back.
+    Objects(Vec<(sift_sdk::Node, Box<RawValue>)>),
+    /// `NodeNames` (nodeCacheCapable: true).
+    Names(Vec<String>),
+}
+
+/// Parses an extender filter request (`ExtenderArgs`); errors name the JSON
+/// path of the problem, e.g. `Nodes.items[1].metadata.labels: ...`.
+pub fn parse_filter_request(body: &[u8]) -> Result<FilterRequest, String> {
+    let args: ExtenderArgs = from_json(body, "")?;
+    let pod: k8s::Pod = from_json(args.pod.get().as_bytes(), "Pod")?;
+    let pod = kube::pod(&pod).map_err(|e| format!("Pod: {e:#}"))?;
+    let nodes = match (args.nodes, args.node_names) {
+        (Some(list), _) => {
+            let mut out = Vec::with_capacity(list.items.len());
+            for (i, item) in list.items.into_iter().enumerate() {
+                let path = format!("Nodes.items[{i}]");
+                let node: k8s::Node = from_json(item.get().as_bytes(), &path)?;
+                let model = kube::node(&node).map_err(|e| format!("{path}: {e:#}"))?;
+                if model.name.is_empty() {
+                    return Err(format!("{path}.metadata.name: missing"));
+                }
+                out.push((model, item));
+            }
+            RequestNodes::Objects(out)
+        }
+        (None, Some(names)) => RequestNodes::Names(names),
+        (None, None) => return Err("neither Nodes nor NodeNames is set".into()),
+    };
+    Ok(FilterRequest { pod, nodes })
+}
+
+/// One watch event for the cluster state, checked.
+pub struct ClusterEvent {
+    /// ADDED, MODIFIED, DELETED or BOOKMARK.
+    pub kind: String,
+    pub change: Change,
+    /// Where the object is in the body, for errors applying it.
+    pub at: String,
+}
+
+/// Parses a `/cluster` body: one watch event, a JSON array of them, or
+/// events one after another (what `kubectl get --watch
+/// --output-watch-events -o json` prints: concatenated objects; NDJSON is a
+/// special case). Nothing is applied unless every event parses.
+pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
+    let mut values = Vec::new();
+    for v in serde_json::Deserializer::from_slice(body).into_iter::<Value>() {
+        values.push(v.map_err(|e| format!("body is not JSON: {e}"))?);
+    }
+    let events: Vec<(String, Value)> = match values.len() {
+        0 => return Err("body is empty: expected watch events".into()),
+        1 => match values.pop() {
+            Some(Value::Array(items)) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (format!("[{i}]"), v))
+                .collect(),
+            Some(v) => vec![(String::new(), v)],
+            None => Vec::new(),
+        },
+        _ => values
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!("event {}", i + 1), v))
+            .collect(),
+    };
+    let mut parsed = Vec::with_capacity(events.len());
+    for (at, v) in events {
+        let e: WatchEvent = from_value(v, &at)?;
+        let kind = e.object.get("kind").and_then(Value::as_str).unwrap_or("");
+        let object_at = if at.is_empty() {
+            "object".to_string()
+        } else {
+            format!("{at}.object")
+        };
+        let change = match kind {
+            "Node" => Change::Node(Box::new(from_value(e.object, &object_at)?)),
+            "Pod" => Change::Pod(Box::new(from_value(e.object, &object_at)?)),
+            other => {
+                return Err(format!("{object_at}.kind: {other:?} is not Node or Pod"));
+            }
+        };
+        match e.kind.as_str() {
+            "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" => {}
+            other => {
+                return Err(format!(
+                    "{at}{}type: {other:?} is not ADDED, MODIFIED, DELETED or BOOKMARK",
+                    if at.is_empty() { "" } else { "." }
+                ));
+            }
+        }
+        parsed.push(ClusterEvent {
+            kind: e.kind,
+            change,
+            at: object_at,
+        });
+    }
+    Ok(parsed)
+}
+
 /// A Kubernetes watch event, as `kubectl get -w --output-watch-events -o
 /// json` prints it.
 #[derive(Deserialize)]
@@ -565,15 +748,47 @@ struct WatchEvent {
     object: Value,
 }
 
-enum Change {
+/// The object of a watch event.
+pub enum Change {
     Node(Box<k8s::Node>),
     Pod(Box<k8s::Pod>),
+}
+
+/// Reads a request body within `--max-body` and `--read-timeout`.
+async fn read_body(s: &Server, body: Body) -> Result<Bytes, Response> {
+    match tokio::time::timeout(s.read_timeout, axum::body::to_bytes(body, s.max_body)).await {
+        Err(_) => Err((
+            StatusCode::REQUEST_TIMEOUT,
+            format!(
+                "the request body did not arrive within {} s (--read-timeout)\n",
+                s.read_timeout.as_secs_f64()
+            ),
+        )
+            .into_response()),
+        Ok(Err(e)) => {
+            let too_large =
+                std::iter::successors(Some(&e as &(dyn std::error::Error + 'static)), |e| {
+                    e.source()
+                })
+                .any(|e| e.is::<http_body_util::LengthLimitError>());
+            Err(if too_large {
+                (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("request body over {} bytes (--max-body)\n", s.max_body),
+                )
+                    .into_response()
+            } else {
+                bad_request(format!("cannot read the request body: {e}"))
+            })
+        }
+        Ok(Ok(bytes)) => Ok(bytes),
+    }
 }
 
 async fn filter(
     State(s): State<Arc<Server>>,
     UrlPath(path): UrlPath<String>,
-    body: Bytes,
+    body: Body,
 ) -> Response {
     if path.rsplit('/').next() != Some(s.filter_verb.as_str()) {
         return (
@@ -585,6 +800,11 @@ async fn filter(
         )
             .into_response();
     }
+    // The body first: a client that stalls must not hold a slot.
+    let body = match read_body(&s, body).await {
+        Ok(b) => b,
+        Err(r) => return respond(&s, r),
+    };
     // Admission: a free slot, or a bounded wait for one.
     let permit = match s.permits.try_acquire() {
         Ok(p) => p,
@@ -657,7 +877,11 @@ fn respond(s: &Server, r: Response) -> Response {
     r
 }
 
-async fn cluster_events(State(s): State<Arc<Server>>, body: Bytes) -> Response {
+async fn cluster_events(State(s): State<Arc<Server>>, body: Body) -> Response {
+    let body = match read_body(&s, body).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let worker = s.clone();
     match tokio::task::spawn_blocking(move || worker.cluster_events(&body)).await {
         Ok(Ok(v)) => (StatusCode::OK, axum::Json(v)).into_response(),
@@ -670,6 +894,13 @@ async fn readyz(State(s): State<Arc<Server>>) -> Response {
     let profile = s.profile.load();
     if !s.ready.load(Ordering::Relaxed) {
         return (StatusCode::SERVICE_UNAVAILABLE, "shutting down\n").into_response();
+    }
+    if !profile.unready.is_empty() {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: {}\n", profile.unready.join("; ")),
+        )
+            .into_response();
     }
     if profile.generation == 0 || profile.engine.plugins().is_empty() {
         return (StatusCode::SERVICE_UNAVAILABLE, "no plugin loaded\n").into_response();
@@ -690,6 +921,8 @@ async fn status(State(s): State<Arc<Server>>) -> Response {
             "pods": f.state.pod_count(),
             "files": f.files,
             "fileError": f.file_error,
+            "fileReloads": f.reloads,
+            "requestNodes": f.state.request_node_count(),
         })
     });
     axum::Json(json!({

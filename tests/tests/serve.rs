@@ -22,11 +22,21 @@ struct Server {
 
 impl Server {
     fn start(args: &[&str]) -> Server {
+        Server::start_with(args, Stdio::null())
+    }
+
+    /// A server whose stderr (its log) goes to `log`.
+    fn start_logged(args: &[&str], log: &Path) -> Server {
+        let file = std::fs::File::create(log).expect("log file");
+        Server::start_with(args, Stdio::from(file))
+    }
+
+    fn start_with(args: &[&str], stderr: Stdio) -> Server {
         let mut child = Command::new(sift_bin())
             .args(["serve", "--listen", "127.0.0.1:0"])
             .args(args)
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(stderr)
             .spawn()
             .expect("sift serve starts");
         let mut line = String::new();
@@ -680,4 +690,423 @@ fn config_changes_and_removed_files_apply_live() {
     std::thread::sleep(Duration::from_millis(500));
     assert_eq!(s.status()["profileGeneration"], generation);
     assert_eq!(ask()["NodeNames"], json!(["n0", "n1"]));
+}
+
+/// How often `needle` occurs in a log file.
+fn count_in(log: &Path, needle: &str) -> usize {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .matches(needle)
+        .count()
+}
+
+/// The arguments of [`Server::on_fixture`], for servers started otherwise.
+fn fixture_args((plugins, config, cluster): &(PathBuf, PathBuf, PathBuf)) -> Vec<&str> {
+    vec![
+        "--plugins",
+        plugins.to_str().unwrap(),
+        "-c",
+        config.to_str().unwrap(),
+        "--cluster",
+        cluster.to_str().unwrap(),
+    ]
+}
+
+fn cluster_of(n: usize) -> String {
+    let nodes: Vec<Value> = (0..n)
+        .map(|i| {
+            json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": format!("n{i}")},
+                   "status": {"allocatable": {"cpu": "4", "pods": "10"}}})
+        })
+        .collect();
+    json!({"kind": "List", "apiVersion": "v1", "items": nodes}).to_string()
+}
+
+/// Issue 12 §1.1, §2.7: sift reading the files it watches woke it again,
+/// so a cluster file was reparsed ~5 times a second forever after a change,
+/// and a lasting reload error was logged every 200 ms.
+#[test]
+fn a_cluster_file_change_is_applied_once_and_a_lasting_error_logged_once() {
+    let fixture = fixture_setup("serve-reload-once", &flip('a'), "1s");
+    let (_, config, cluster) = fixture.clone();
+    std::fs::write(
+        &config,
+        "plugins:\n  filter:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: Flip}, {name: Ghost}]\n",
+    )
+    .unwrap();
+    let log = config.with_file_name("serve.log");
+    let mut args = fixture_args(&fixture);
+    args.extend(["--log-level", "info"]);
+    let s = Server::start_logged(&args, &log);
+    let settle = || std::thread::sleep(Duration::from_millis(1500));
+    wait_for(&s, "Ghost reported", |st| {
+        st["reload"]["errors"]["Ghost"].is_string()
+    });
+    settle();
+    assert_eq!(count_in(&log, "no component declares it"), 1);
+    assert_eq!(s.status()["cluster"]["fileReloads"], 1, "the load at start");
+
+    // A change is applied once.
+    write_renamed(&cluster, cluster_of(4).as_bytes());
+    wait_for(&s, "4 nodes", |st| st["cluster"]["nodes"] == 4);
+    settle();
+    assert_eq!(s.status()["cluster"]["fileReloads"], 2);
+    assert_eq!(count_in(&log, "cluster files reloaded"), 1);
+
+    // Touching the file changes nothing; nor does SIGHUP.
+    std::fs::File::options()
+        .write(true)
+        .open(&cluster)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now())
+        .unwrap();
+    s.signal("HUP");
+    settle();
+    assert_eq!(s.status()["cluster"]["fileReloads"], 2);
+    assert_eq!(count_in(&log, "cluster files reloaded"), 1);
+    assert_eq!(count_in(&log, "no component declares it"), 1);
+}
+
+/// Issue 12 §1.2: node objects of `Nodes`-mode requests stayed in the
+/// cluster state: they changed later `NodeNames` answers, and memory grew
+/// with every name ever sent.
+#[test]
+fn nodes_sent_in_a_request_are_that_requests_only() {
+    let s = Server::start(&[
+        "--plugins",
+        plugins_dir().to_str().unwrap(),
+        "--cluster",
+        demo_cluster().to_str().unwrap(),
+    ]);
+    let nodes = demo_nodes();
+    let all = names(&nodes);
+    let by_names = || {
+        let mut asked = all.clone();
+        asked.push("intruder".into());
+        let body = json!({"Pod": web_pod(), "NodeNames": asked}).to_string();
+        let (code, text, _) = s.post("/filter", &body);
+        assert_eq!(code, 200, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    let before = by_names();
+    let feasible = before["NodeNames"][0].as_str().expect("a feasible node");
+
+    // A request carrying that node cordoned, and a node sift never heard of.
+    let mut sent: Vec<Value> = nodes
+        .iter()
+        .filter(|n| n["metadata"]["name"] == feasible)
+        .cloned()
+        .collect();
+    sent[0]["spec"]["unschedulable"] = json!(true);
+    let mut intruder = sent[0].clone();
+    intruder["metadata"]["name"] = json!("intruder");
+    intruder["spec"]["unschedulable"] = json!(false);
+    sent.push(intruder);
+    let body = json!({"Pod": web_pod(), "Nodes": {"items": sent}}).to_string();
+    let (code, text, _) = s.post("/filter", &body);
+    assert_eq!(code, 200, "{text}");
+    let r: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        r["FailedAndUnresolvableNodes"][feasible], "node(s) were unschedulable",
+        "{r}"
+    );
+    assert_eq!(r["Nodes"]["items"][0]["metadata"]["name"], "intruder");
+
+    // Later NodeNames requests see the cluster as before.
+    let after = by_names();
+    assert_eq!(after, before);
+    assert_eq!(
+        after["FailedNodes"]["intruder"],
+        "node is not in sift's cluster state"
+    );
+
+    // Only the last request's nodes are held, however many names are sent.
+    for round in 0..5 {
+        let items: Vec<Value> = (0..40)
+            .map(|i| {
+                let mut n = nodes[0].clone();
+                n["metadata"]["name"] = json!(format!("r{round}-{i}"));
+                n
+            })
+            .collect();
+        let body = json!({"Pod": web_pod(), "Nodes": {"items": items}}).to_string();
+        assert_eq!(s.post("/filter", &body).0, 200);
+    }
+    let st = s.status();
+    assert_eq!(st["cluster"]["requestNodes"], 40, "{st}");
+    assert_eq!(st["cluster"]["nodes"], nodes.len(), "{st}");
+}
+
+/// Issue 12 §1.3: of two components declaring one name, the first in file
+/// order served after a restart, the incumbent after a hot load.
+#[test]
+fn a_plugin_name_declared_twice_is_served_by_neither_unless_the_config_says_which() {
+    let fixture = fixture_setup("serve-duplicate", &flip('a'), "1s");
+    let (plugins, config, _) = fixture.clone();
+    let base = "plugins:\n  filter:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: Flip}]\n";
+    let ask = |s: &Server| {
+        let body = json!({"Pod": web_pod(), "NodeNames": ["n0"]}).to_string();
+        let (code, text, _) = s.post("/filter", &body);
+        assert_eq!(code, 200, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    let s = Server::on_fixture(&fixture, &[]);
+    assert_eq!(s.get("/readyz").0, 200);
+    // A second component named Flip, sorted before the first.
+    std::fs::write(plugins.join("aa_dup.wasm"), flip('b')).unwrap();
+    let st = wait_for(&s, "both refused", |st| {
+        st["reload"]["errors"]
+            .as_object()
+            .is_some_and(|e| e.keys().filter(|k| k.ends_with(".wasm")).count() == 2)
+    });
+    for (file, message) in st["reload"]["errors"].as_object().unwrap() {
+        if file.ends_with(".wasm") {
+            let m = message.as_str().unwrap();
+            assert!(
+                m.contains("declares the plugin name \"Flip\"") && m.contains("pluginFiles"),
+                "{file}: {m}"
+            );
+        }
+    }
+    let (code, text) = s.get("/readyz");
+    assert_eq!(code, 503, "{text}");
+    assert!(text.contains("Flip"), "{text}");
+
+    // The config says which file serves the name.
+    std::fs::write(
+        &config,
+        format!("{base}pluginFiles: {{Flip: aa_dup.wasm}}\n"),
+    )
+    .unwrap();
+    wait_for(&s, "aa_dup serves", |st| {
+        st["plugins"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["enabled"] == true && p["file"].as_str().unwrap().ends_with("aa_dup.wasm"))
+    });
+    assert_eq!(s.get("/readyz").0, 200);
+    assert_eq!(ask(&s)["FailedNodes"]["n0"], "version-b");
+    drop(s);
+
+    // A restart without that line: refused again, whatever the file order.
+    std::fs::write(&config, base).unwrap();
+    let s = Server::on_fixture(&fixture, &[]);
+    let (code, text) = s.get("/readyz");
+    assert_eq!(code, 503, "{text}");
+    assert!(enabled(&s.status()).is_empty());
+}
+
+/// Reads from `stream` until `needle` arrives, the peer closes, or 20 s
+/// pass: what was read, and whether the peer closed.
+fn read_until(stream: &mut std::net::TcpStream, needle: &str) -> (String, bool) {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut closed = false;
+    while Instant::now() < deadline {
+        match stream.read(&mut buf) {
+            Ok(0) => {
+                closed = true;
+                break;
+            }
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => {
+                closed = true;
+                break;
+            }
+        }
+        if !needle.is_empty() && String::from_utf8_lossy(&got).contains(needle) {
+            break;
+        }
+    }
+    (String::from_utf8_lossy(&got).into_owned(), closed)
+}
+
+/// Issue 12 §2.4: clients that stalled mid-request kept their connections
+/// forever and held up shutdown.
+#[test]
+fn stalled_clients_are_cut_off_and_do_not_hold_up_shutdown() {
+    use std::io::Write;
+    use std::net::TcpStream;
+    let s = Server::start(&[
+        "--plugins",
+        plugins_dir().to_str().unwrap(),
+        "--read-timeout",
+        "1s",
+        "--shutdown-timeout",
+        "2s",
+    ]);
+    let addr = s.base.strip_prefix("http://").unwrap().to_string();
+    let mut headers = TcpStream::connect(&addr).unwrap();
+    headers
+        .write_all(b"POST /filter HTTP/1.1\r\nHost: sift\r\n")
+        .unwrap();
+    let mut body = TcpStream::connect(&addr).unwrap();
+    body.write_all(
+        b"POST /filter HTTP/1.1\r\nHost: sift\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"Pod\":",
+    )
+    .unwrap();
+    let _silent = TcpStream::connect(&addr).unwrap();
+    let (reply, _) = read_until(&mut body, "\r\n\r\n");
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply:?}");
+    let (_, closed) = read_until(&mut headers, "");
+    assert!(closed, "a stalled header read is cut off");
+
+    // SIGTERM with a connection still open that never sent anything, and
+    // another mid-body: sift exits anyway.
+    let mut stalled = TcpStream::connect(&addr).unwrap();
+    stalled
+        .write_all(b"POST /cluster HTTP/1.1\r\nHost: sift\r\nContent-Length: 10\r\n\r\n[")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    s.signal("TERM");
+    let mut s = s;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let status = loop {
+        if let Some(st) = s.child.try_wait().unwrap() {
+            break st;
+        }
+        assert!(Instant::now() < deadline, "sift serve did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+}
+
+/// Issue 12 §3.6: what `kubectl get --watch --output-watch-events -o json`
+/// prints (objects one after another) was rejected.
+#[test]
+fn cluster_events_may_come_one_after_another() {
+    let s = Server::start(&["--plugins", plugins_dir().to_str().unwrap()]);
+    let event = |name: &str| {
+        json!({"type": "ADDED", "object": {"kind": "Node", "apiVersion": "v1",
+            "metadata": {"name": name},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}}})
+    };
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap();
+    let body = format!("{}\n{}\n", pretty(&event("a")), pretty(&event("b")));
+    let (code, text, _) = s.post("/cluster", &body);
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap()["changed"], 2);
+    let ndjson = format!("{}\n{}\n", event("c"), event("d"));
+    let (code, text, _) = s.post("/cluster", &ndjson);
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(s.status()["cluster"]["nodes"], 4);
+    // A bad event anywhere: nothing is applied, and the error says which.
+    let bad = format!(
+        "{}\n{{\"type\": \"ADDED\", \"object\": {{\"kind\": \"Service\"}}}}",
+        event("e")
+    );
+    let (code, text, _) = s.post("/cluster", &bad);
+    assert_eq!(code, 400);
+    assert!(text.contains("event 2"), "{text}");
+    assert_eq!(s.status()["cluster"]["nodes"], 4);
+}
+
+/// Issue 12 §3.7: a reply with Error carried FailedNodes too.
+#[test]
+fn a_failed_cycle_replies_with_error_only() {
+    let fixture = fixture_setup("serve-error-only", &looping_filter(), "300ms");
+    let s = Server::on_fixture(&fixture, &[]);
+    let body = json!({"Pod": web_pod(), "NodeNames": ["n1", "ghost"]}).to_string();
+    let (code, text, _) = s.post("/filter", &body);
+    assert_eq!(code, 200, "{text}");
+    let r: Value = serde_json::from_str(&text).unwrap();
+    assert!(r["Error"].as_str().unwrap().contains("deadline"), "{r}");
+    for key in ["FailedNodes", "FailedAndUnresolvableNodes"] {
+        assert!(
+            r.get(key)
+                .is_none_or(|v| v.as_object().is_some_and(|m| m.is_empty())),
+            "{key}: {r}"
+        );
+    }
+}
+
+/// Issue 12 §3.1: `/status` kept errors of deleted files and of plugins
+/// the config no longer enabled.
+#[test]
+fn status_forgets_problems_that_are_gone() {
+    let fixture = fixture_setup("serve-status-errors", &flip('a'), "1s");
+    let (plugins, config, _) = fixture.clone();
+    let s = Server::on_fixture(&fixture, &[]);
+    let broken = plugins.join("broken.wasm");
+    std::fs::write(&broken, b"not wasm").unwrap();
+    let key = broken.display().to_string();
+    wait_for(&s, "broken reported", |st| {
+        st["reload"]["errors"][&key].is_string()
+    });
+    std::fs::remove_file(&broken).unwrap();
+    wait_for(&s, "broken forgotten", |st| {
+        st["reload"]["errors"][&key].is_null()
+    });
+
+    let yaml = |enabled: &str| {
+        format!("plugins:\n  filter:\n    disabled: [{{name: \"*\"}}]\n    enabled: [{enabled}]\n")
+    };
+    std::fs::write(&config, yaml("{name: Flip}, {name: Ghost}")).unwrap();
+    wait_for(&s, "Ghost reported", |st| {
+        st["reload"]["errors"]["Ghost"].is_string()
+    });
+    std::fs::write(&config, yaml("{name: Flip}")).unwrap();
+    s.signal("HUP");
+    let st = wait_for(&s, "Ghost forgotten", |st| {
+        st["reload"]["errors"]["Ghost"].is_null()
+    });
+    assert_eq!(st["reload"]["errors"], json!({}), "{st}");
+}
+
+/// Issue 12 §3.10: a config with relative directories made `sift serve`
+/// warn at start that restart-only settings had changed.
+#[test]
+fn an_unchanged_config_gives_no_restart_warning() {
+    let fixture = fixture_setup("serve-no-warning", &flip('a'), "1s");
+    let (_, config, _) = fixture.clone();
+    let dir = config.parent().unwrap().to_path_buf();
+    std::fs::write(
+        &config,
+        "pluginsDir: plugins\ncacheDir: cache\nplugins:\n  filter:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: Flip}]\n",
+    )
+    .unwrap();
+    let log = dir.join("serve.log");
+    let file = std::fs::File::create(&log).unwrap();
+    // Relative paths, from the fixture's directory, as an operator types them.
+    let mut child = Command::new(sift_bin())
+        .current_dir(&dir)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "-c",
+            "sift.yaml",
+            "--cluster",
+            "cluster.json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(file))
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    std::fs::write(
+        &config,
+        std::fs::read_to_string(&config).unwrap() + "# touched\n",
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(1200));
+    let _ = child.kill();
+    let _ = child.wait();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(line.starts_with("listening on"), "{line} {text}");
+    assert!(!text.contains("take effect on restart"), "{text}");
 }
