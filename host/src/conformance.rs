@@ -21,7 +21,7 @@ use crate::snapshot::Snapshot;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -61,13 +61,21 @@ pub struct CaseResult {
     pub differences: Vec<String>,
 }
 
-/// Case files under the given files or directories (recursively), sorted.
+/// Case files under the given files or directories (recursively, following
+/// symbolic links but visiting each directory once, so a link cycle ends),
+/// sorted.
 pub fn collect_case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
     let mut out = Vec::new();
+    let mut visited = HashSet::new();
     for p in paths {
         if p.is_dir() {
             let mut stack = vec![p.clone()];
             while let Some(dir) = stack.pop() {
+                let real = std::fs::canonicalize(&dir)
+                    .with_context(|| format!("cannot read {}", dir.display()))?;
+                if !visited.insert(real) {
+                    continue;
+                }
                 for entry in std::fs::read_dir(&dir)
                     .with_context(|| format!("cannot read {}", dir.display()))?
                 {
@@ -86,6 +94,7 @@ pub fn collect_case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
         }
     }
     out.sort();
+    out.dedup();
     Ok(out)
 }
 
@@ -113,11 +122,35 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
             e.column()
         )
     })?;
+    if !value.is_object() {
+        bail!(
+            "not a case file: expected one JSON object with \"name\", \"nodes\", \"pod\" and \
+             \"expect\", found {}",
+            match value {
+                Value::Array(_) => "an array",
+                Value::String(_) => "a string",
+                Value::Number(_) => "a number",
+                Value::Bool(_) => "a boolean",
+                _ => "null",
+            }
+        );
+    }
     let case: Case = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        anyhow!("not a case file: field {path}: {}", e.into_inner())
+        let inner = e.into_inner();
+        if path == "." {
+            anyhow!("not a case file: {inner}")
+        } else {
+            anyhow!("not a case file: field {path}: {inner}")
+        }
     })?;
     *name = case.name.clone();
+    if let Some(filters) = &case.filters {
+        let mut seen = BTreeSet::new();
+        if let Some(twice) = filters.iter().find(|f| !seen.insert(f.as_str())) {
+            bail!("\"filters\" lists {twice:?} twice: a plugin runs once per cycle");
+        }
+    }
 
     let mut objects = Objects::default();
     for (i, n) in case.nodes.into_iter().enumerate() {

@@ -59,6 +59,28 @@ impl Objects {
         Ok(())
     }
 
+    /// What the files held besides pods, for "holds no Pod" messages:
+    /// e.g. " (found: 3 Node, Service web)".
+    pub fn found(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.nodes.is_empty() {
+            parts.push(format!("{} Node", self.nodes.len()));
+        }
+        parts.extend(self.skipped.iter().take(3).map(|s| {
+            s.rsplit_once(": ")
+                .map_or(s.as_str(), |(_, what)| what)
+                .to_string()
+        }));
+        if self.skipped.len() > 3 {
+            parts.push(format!("{} more", self.skipped.len() - 3));
+        }
+        if parts.is_empty() {
+            " (it has no object)".to_string()
+        } else {
+            format!(" (found: {})", parts.join(", "))
+        }
+    }
+
     /// Reads objects from an in-memory JSON value (conformance cases).
     pub fn add_json(
         &mut self,
@@ -188,6 +210,12 @@ pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>> {
             v => vec![v],
         });
     }
+    if let Err(line) = check_flow_depth(text) {
+        bail!(
+            "{}: invalid YAML at line {line}: [ ] and {{ }} nested deeper than {MAX_FLOW_DEPTH} levels",
+            path.display()
+        );
+    }
     let mut docs = Vec::new();
     for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
         let value = Value::deserialize(doc).map_err(|e| {
@@ -206,6 +234,94 @@ pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>> {
         }
     }
     Ok(docs)
+}
+
+/// The deepest `[ ]`/`{ }` nesting a YAML file may have: what the JSON
+/// reader allows (serde_json's recursion limit).
+pub const MAX_FLOW_DEPTH: usize = 128;
+
+/// Checks YAML's flow nesting depth in one linear pass, before the parser
+/// sees it: libyaml's scanner does work proportional to the depth for every
+/// token, so a 200 KB line of `[` took 20 s to reach serde's recursion
+/// limit. `Err(line)` where the limit is passed.
+///
+/// A bracket counts where YAML reads it as one: not inside quotes or
+/// comments or block scalars (`|`, `>`), and outside flow collections only
+/// where a value starts. Anything it misreads makes it count too little,
+/// never too much, except brackets opening plain scalars deeper than the
+/// limit, which YAML rejects anyway.
+fn check_flow_depth(text: &str) -> Result<(), usize> {
+    let mut depth = 0usize;
+    let mut block_scalar: Option<usize> = None;
+    for (n, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if let Some(parent) = block_scalar {
+            if line.trim().is_empty() || indent > parent {
+                continue;
+            }
+            block_scalar = None;
+        }
+        let bytes = line.as_bytes();
+        // The last significant character before this one on the line.
+        let mut prev: Option<u8> = None;
+        let mut i = 0;
+        while i < bytes.len() {
+            let c = bytes[i];
+            let value_start =
+                depth > 0 || matches!(prev, None | Some(b':' | b'-' | b',' | b'?' | b'[' | b'{'));
+            match c {
+                b' ' | b'\t' => {
+                    i += 1;
+                    continue;
+                }
+                b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => break,
+                b'"' | b'\'' if value_start && prev != Some(b'"') => {
+                    // Skip the quoted scalar (it may go on over lines: then
+                    // the rest of this line is inside it).
+                    let quote = c;
+                    i += 1;
+                    while i < bytes.len() {
+                        if quote == b'"' && bytes[i] == b'\\' {
+                            i += 2;
+                            continue;
+                        }
+                        if bytes[i] == quote {
+                            if quote == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                                i += 2;
+                                continue;
+                            }
+                            break;
+                        }
+                        i += 1;
+                    }
+                    prev = Some(b'"');
+                    i += 1;
+                    continue;
+                }
+                b'[' | b'{' if value_start => {
+                    depth += 1;
+                    if depth > MAX_FLOW_DEPTH {
+                        return Err(n + 1);
+                    }
+                }
+                b']' | b'}' if depth > 0 => depth -= 1,
+                b'|' | b'>' if depth == 0 && value_start => {
+                    let rest = line[i + 1..].trim_start_matches([
+                        '-', '+', '1', '2', '3', '4', '5', '6', '7', '8', '9',
+                    ]);
+                    let rest = rest.trim();
+                    if rest.is_empty() || rest.starts_with('#') {
+                        block_scalar = Some(indent);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+            prev = Some(c);
+            i += 1;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -262,6 +378,32 @@ mod tests {
             msg.contains("spec.containers[0].ports[0].containerPort"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn deep_yaml_flow_nesting_fails_at_a_fixed_depth() {
+        let deep = format!(
+            "kind: Node\nmetadata:\n  name: a\n  annotations:\n    x: {}{}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let msg = format!("{:#}", read("deep.yaml", &deep).err().unwrap());
+        assert!(msg.contains("deep.yaml") && msg.contains("line 5"), "{msg}");
+        assert!(msg.contains("deeper than 128"), "{msg}");
+        // Brackets that are not flow collections do not count.
+        let ok = format!(
+            "kind: Node\nmetadata:\n  name: a\n  annotations:\n    q: \"{0}\"\n    s: '{0}'\n    p: x{0}\n    b: |\n      {0}\n    c: ok # {0}\n",
+            "[".repeat(300)
+        );
+        let o = read("ok.yaml", &ok).unwrap();
+        assert_eq!(o.nodes.len(), 1);
+        // Real nesting within the limit parses.
+        let nested = format!(
+            "kind: Node\nmetadata: {{name: a, annotations: {{x: \"1\"}}}}\nx: {}{}\n",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        assert!(read("nested.yaml", &nested).is_ok());
     }
 
     #[test]

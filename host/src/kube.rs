@@ -2,6 +2,15 @@
 //! into the model predicates see. Fields sift does not read are accepted and
 //! ignored; values it reads but cannot understand are errors naming the
 //! field.
+//!
+//! Objects read from the API server were defaulted by it; hand-written
+//! ones were not. sift applies the API server's defaults that change what
+//! a filter sees (`pkg/apis/core/v1/defaults.go`), which are idempotent:
+//! a container's (and init container's) limit is its request where it has
+//! none; pod-level cpu, memory and hugepages limits likewise; with
+//! `hostNetwork` a container port's hostPort defaults to its containerPort;
+//! a node without `status.allocatable` has its capacity allocatable. (Not
+//! applied: pod-level hugepages requests aggregated from containers.)
 
 use anyhow::{Context, Result, anyhow};
 use k8s_openapi::api::core::v1 as k8s;
@@ -30,6 +39,88 @@ pub fn pod_is_active(pod: &k8s::Pod) -> bool {
     )
 }
 
+/// kube-scheduler's default profile's scheduler name.
+pub const DEFAULT_SCHEDULER_NAME: &str = "default-scheduler";
+
+/// Why kube-scheduler would not try to schedule a pending pod, if it
+/// would not: its informer lists only pods not Succeeded or Failed, its
+/// queue drops pods being deleted and pods of schedulers it has no profile
+/// for (`spec.schedulerName`, defaulted to `default-scheduler`), and the
+/// SchedulingGates PreEnqueue plugin holds gated pods back.
+pub fn not_for_scheduler(pod: &k8s::Pod, scheduler_name: &str) -> Option<SkipReason> {
+    let spec = pod.spec.as_ref();
+    if !pod_is_active(pod) {
+        return Some(SkipReason::Finished);
+    }
+    if pod.metadata.deletion_timestamp.is_some() {
+        return Some(SkipReason::Deleting);
+    }
+    let name = spec
+        .and_then(|s| s.scheduler_name.as_deref())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(DEFAULT_SCHEDULER_NAME);
+    if name != scheduler_name {
+        return Some(SkipReason::OtherScheduler);
+    }
+    if spec
+        .and_then(|s| s.scheduling_gates.as_ref())
+        .is_some_and(|g| !g.is_empty())
+    {
+        return Some(SkipReason::Gated);
+    }
+    None
+}
+
+/// See [`not_for_scheduler`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SkipReason {
+    Finished,
+    Deleting,
+    OtherScheduler,
+    Gated,
+}
+
+impl SkipReason {
+    pub fn describe(self) -> &'static str {
+        match self {
+            SkipReason::Finished => "in phase Succeeded or Failed",
+            SkipReason::Deleting => "being deleted (metadata.deletionTimestamp)",
+            SkipReason::OtherScheduler => "for another scheduler (spec.schedulerName)",
+            SkipReason::Gated => "held by spec.schedulingGates",
+        }
+    }
+}
+
+/// Pending pods not placed, counted by reason.
+#[derive(Default, Debug)]
+pub struct SkippedPods(BTreeMap<SkipReason, usize>);
+
+impl SkippedPods {
+    pub fn add(&mut self, why: SkipReason) {
+        *self.0.entry(why).or_default() += 1;
+    }
+
+    pub fn total(&self) -> usize {
+        self.0.values().sum()
+    }
+
+    pub fn count(&self, why: SkipReason) -> usize {
+        self.0.get(&why).copied().unwrap_or(0)
+    }
+}
+
+impl std::fmt::Display for SkippedPods {
+    /// e.g. "2 in phase Succeeded or Failed, 1 held by spec.schedulingGates".
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let parts: Vec<String> = self
+            .0
+            .iter()
+            .map(|(why, n)| format!("{n} {}", why.describe()))
+            .collect();
+        f.write_str(&parts.join(", "))
+    }
+}
+
 /// `spec.nodeName`, if set.
 pub fn bound_node(pod: &k8s::Pod) -> Option<&str> {
     pod.spec
@@ -52,16 +143,27 @@ fn resource_list(map: Option<&BTreeMap<String, KQuantity>>, path: &str) -> Resul
     Ok(out)
 }
 
-/// A pod's requests as kube-scheduler computes them.
+/// Requests, with the API server's defaulting: a resource that has a
+/// limit and no request requests its limit.
+fn requests_or_limits(r: Option<&k8s::ResourceRequirements>, path: &str) -> Result<ResourceList> {
+    let mut out = resource_list(
+        r.and_then(|r| r.requests.as_ref()),
+        &format!("{path}.requests"),
+    )?;
+    for (name, q) in resource_list(r.and_then(|r| r.limits.as_ref()), &format!("{path}.limits"))? {
+        out.entry(name).or_insert(q);
+    }
+    Ok(out)
+}
+
+/// A pod's requests as kube-scheduler computes them (after the API
+/// server's defaulting, see the module's doc).
 pub fn pod_resources(pod: &k8s::Pod) -> Result<Resources> {
     let Some(spec) = pod.spec.as_ref() else {
         return Ok(Resources::default());
     };
     let requests = |c: &k8s::Container, path: String| {
-        resource_list(
-            c.resources.as_ref().and_then(|r| r.requests.as_ref()),
-            &format!("{path}.resources.requests"),
-        )
+        requests_or_limits(c.resources.as_ref(), &format!("{path}.resources"))
     };
     let mut rs = PodResourceSpec::default();
     for (i, c) in spec.containers.iter().enumerate() {
@@ -74,10 +176,18 @@ pub fn pod_resources(pod: &k8s::Pod) -> Result<Resources> {
             restartable: c.restart_policy.as_deref() == Some("Always"),
         });
     }
-    if let Some(r) = spec.resources.as_ref().and_then(|r| r.requests.as_ref())
-        && !r.is_empty()
-    {
-        rs.pod_level = Some(resource_list(Some(r), "spec.resources.requests")?);
+    if let Some(r) = spec.resources.as_ref() {
+        let mut pod_level = resource_list(r.requests.as_ref(), "spec.resources.requests")?;
+        // Pod-level limits default pod-level requests only for the
+        // resources pod-level resources support.
+        for (name, q) in resource_list(r.limits.as_ref(), "spec.resources.limits")? {
+            if name == "cpu" || name == "memory" || name.starts_with("hugepages-") {
+                pod_level.entry(name).or_insert(q);
+            }
+        }
+        if !pod_level.is_empty() {
+            rs.pod_level = Some(pod_level);
+        }
     }
     rs.overhead = resource_list(spec.overhead.as_ref(), "spec.overhead")?;
     Ok(Resources::from_list(&pod_requests(&rs)))
@@ -89,6 +199,7 @@ pub fn pod_host_ports(pod: &k8s::Pod) -> Vec<HostPort> {
     let Some(spec) = pod.spec.as_ref() else {
         return Vec::new();
     };
+    let host_network = spec.host_network == Some(true);
     let sidecars = spec
         .init_containers
         .iter()
@@ -97,9 +208,18 @@ pub fn pod_host_ports(pod: &k8s::Pod) -> Vec<HostPort> {
     sidecars
         .chain(spec.containers.iter())
         .flat_map(|c| c.ports.iter().flatten())
-        .filter(|p| p.host_port.unwrap_or(0) > 0)
-        .map(|p| HostPort {
-            port: p.host_port.unwrap_or(0),
+        .map(|p| {
+            // With hostNetwork the API server defaults hostPort to
+            // containerPort.
+            let host_port = match p.host_port.unwrap_or(0) {
+                0 if host_network => p.container_port,
+                port => port,
+            };
+            (p, host_port)
+        })
+        .filter(|(_, host_port)| *host_port > 0)
+        .map(|(p, host_port)| HostPort {
+            port: host_port,
             protocol: p
                 .protocol
                 .clone()
@@ -179,11 +299,13 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
 pub fn node(node: &k8s::Node) -> Result<Node> {
     let name = node.metadata.name.clone().unwrap_or_default();
     let spec = node.spec.as_ref();
-    let allocatable = resource_list(
-        node.status.as_ref().and_then(|s| s.allocatable.as_ref()),
-        "status.allocatable",
-    )
-    .with_context(|| format!("node {name}"))?;
+    // The API server defaults allocatable to capacity when it is unset.
+    let status = node.status.as_ref();
+    let (allocatable, field) = match status.and_then(|s| s.allocatable.as_ref()) {
+        Some(a) => (Some(a), "status.allocatable"),
+        None => (status.and_then(|s| s.capacity.as_ref()), "status.capacity"),
+    };
+    let allocatable = resource_list(allocatable, field).with_context(|| format!("node {name}"))?;
     Ok(Node {
         name,
         labels: labels(node.metadata.labels.as_ref()),

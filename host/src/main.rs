@@ -10,6 +10,7 @@ use sift_host::input::Objects;
 use sift_host::registry::{Catalog, default_plugins_dir};
 use sift_host::runtime::Runtime;
 use sift_host::snapshot::Snapshot;
+use sift_host::text::printable;
 use sift_host::wasm::WasmPlugin;
 use sift_host::{bench, kube, output};
 use std::path::{Path, PathBuf};
@@ -104,7 +105,9 @@ struct FilterArgs {
     #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
     cluster: Vec<PathBuf>,
     /// Pods to place, one cycle each, in order. Default: every pending
-    /// (unbound) pod found in the cluster files.
+    /// pod in the cluster files that kube-scheduler would schedule
+    /// (unbound, not Succeeded/Failed, not being deleted, no scheduling
+    /// gates, spec.schedulerName the config's schedulerName).
     #[arg(long, num_args = 1.., value_name = "FILE")]
     pod: Vec<PathBuf>,
     #[command(flatten)]
@@ -116,10 +119,10 @@ struct FilterArgs {
     #[arg(long, default_value_t = 20)]
     limit: usize,
     /// Override percentageOfNodesToScore (0 = adaptive, 1-100).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    #[arg(long, allow_negative_numbers = true, value_parser = clap::value_parser!(u32).range(0..=100))]
     percentage: Option<u32>,
-    /// Override the number of worker threads.
-    #[arg(long, value_parser = parse_positive)]
+    /// Override the number of worker threads (1-256).
+    #[arg(long, value_parser = parse_parallelism)]
     parallelism: Option<usize>,
     /// A plugin component to load on top of the plugins directory and run
     /// after the configured plugins. It replaces a plugin of the same name
@@ -174,10 +177,16 @@ fn main() -> ExitCode {
     if !matches!(cli.command, Command::Serve(_)) {
         restore_sigpipe();
     }
-    let filter = tracing_subscriber::EnvFilter::try_new(&cli.log_level)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let filter = match log_filter(&cli.log_level) {
+        Ok(f) => f,
+        Err(e) => {
+            eprintln!("error: --log-level {:?}: {e}", cli.log_level);
+            return ExitCode::from(2);
+        }
+    };
     let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     match cli.log_format {
         LogFormat::Text => logs.init(),
@@ -190,6 +199,25 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// A level (`debug`) applies to sift and its plugins; the runtime's own
+/// crates (wasmtime, cranelift, ...) stay at `warn` unless named, as in
+/// `debug,wasmtime=debug` (tracing's directive syntax).
+fn log_filter(level: &str) -> Result<tracing_subscriber::EnvFilter, String> {
+    let directives = if level.contains(['=', ',']) {
+        level.to_string()
+    } else {
+        level
+            .parse::<tracing_subscriber::filter::LevelFilter>()
+            .map_err(|_| "use error, warn, info, debug or trace".to_string())?;
+        format!(
+            "{level},wasmtime=warn,cranelift=warn,regalloc2=warn,wasmparser=warn,\
+             wit_component=warn,wit_parser=warn,notify=warn,notify_debouncer_full=warn,\
+             hyper=warn,hyper_util=warn,axum=warn,rayon=warn"
+        )
+    };
+    tracing_subscriber::EnvFilter::try_new(directives).map_err(|e| e.to_string())
 }
 
 fn run(command: Command) -> Result<ExitCode> {
@@ -267,19 +295,42 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
         tracing::debug!("skipped {s}");
     }
     let snapshot = Arc::new(Snapshot::from_objects(&cluster)?);
+    let mut skipped = kube::SkippedPods::default();
     let pods: Vec<_> = if a.pod.is_empty() {
-        cluster
+        let pending = cluster
             .pods
             .iter()
-            .filter(|(p, _)| kube::bound_node(p).is_none())
-            .cloned()
-            .collect()
+            .filter(|(p, _)| kube::bound_node(p).is_none());
+        let mut pods = Vec::new();
+        for (p, origin) in pending {
+            match kube::not_for_scheduler(p, config.scheduler_name()) {
+                Some(why) => skipped.add(why),
+                None => pods.push((p.clone(), origin.clone())),
+            }
+        }
+        if pods.is_empty() {
+            if skipped.total() > 0 {
+                bail!(
+                    "no pod to place: the cluster files' {} pending pod(s) are all ones \
+                     kube-scheduler would not schedule ({}); pass --pod FILE",
+                    skipped.total(),
+                    skipped
+                );
+            }
+            bail!("no pod to place: pass --pod FILE (the cluster files have no pending pod)");
+        }
+        pods
     } else {
-        Objects::read_files(&a.pod)?.pods
+        let mut pods = Vec::new();
+        for file in &a.pod {
+            let objects = Objects::read_files(std::slice::from_ref(file))?;
+            if objects.pods.is_empty() {
+                bail!("{}: holds no Pod{}", file.display(), objects.found());
+            }
+            pods.extend(objects.pods);
+        }
+        pods
     };
-    if pods.is_empty() {
-        bail!("no pod to place: pass --pod FILE (the cluster files have no pending pod)");
-    }
     let catalog = catalog(&a.source, &config, &a.plugin_files)?;
     let mut options = config.engine_options();
     if let Some(p) = a.percentage {
@@ -326,13 +377,24 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
         outcomes.push(engine.find_nodes_that_fit(&snapshot, model));
     }
     match a.output {
-        Format::Json => println!("{}", serde_json::to_string_pretty(&outcomes)?),
+        Format::Json => {
+            println!("{}", serde_json::to_string_pretty(&outcomes)?);
+            if skipped.total() > 0 {
+                eprintln!("skipped {} pending pod(s): {skipped}", skipped.total());
+            }
+        }
         Format::Table => {
             for (i, o) in outcomes.iter().enumerate() {
                 if i > 0 {
                     println!();
                 }
                 print!("{}", output::table(o, a.limit));
+            }
+            if skipped.total() > 0 {
+                println!(
+                    "\nskipped {} pending pod(s) kube-scheduler would not schedule: {skipped}",
+                    skipped.total()
+                );
             }
         }
     }
@@ -420,7 +482,7 @@ fn plugins_list(source: PluginSource) -> Result<ExitCode> {
             .map(|i| format!("#{}", i + 1));
         println!(
             "{:20} {:12} {:>9} {:8} {}",
-            id.name,
+            printable(&id.name),
             id.version(),
             human_size(id.size),
             position.unwrap_or_else(|| "no".into()),
@@ -451,21 +513,24 @@ fn plugins_inspect(file: &Path) -> Result<ExitCode> {
     );
     println!("imports:");
     for (name, _) in ty.imports(engine) {
-        println!("  {name}");
+        println!("  {}", printable(name));
     }
     println!("exports:");
     for (name, _) in ty.exports(engine) {
-        println!("  {name}");
+        println!("  {}", printable(name));
     }
     match WasmPlugin::load(&runtime, file, &|_| "{}".to_string()) {
         Ok(p) => {
             println!("contract:     sift:predicate/predicate-plugin@0.1.0");
-            println!("name:         {}", p.identity().name);
+            println!("name:         {}", printable(&p.identity().name));
             println!("node fields:  {}", p.identity().node_fields);
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            println!("contract:     NOT a sift plugin: {e:#}");
+            println!(
+                "contract:     NOT a sift plugin: {}",
+                printable(&format!("{e:#}"))
+            );
             Ok(ExitCode::from(1))
         }
     }
@@ -490,9 +555,9 @@ fn human_size(bytes: usize) -> String {
     }
 }
 
-fn parse_positive(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(n) if n > 0 => Ok(n),
-        _ => Err(format!("{s:?} is not a positive integer")),
-    }
+fn parse_parallelism(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .parse()
+        .map_err(|_| format!("{s:?} is not a whole number of worker threads"))?;
+    sift_host::engine::check_parallelism(n).map_err(|e| e.to_string())
 }

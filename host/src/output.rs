@@ -1,6 +1,8 @@
 //! Printing cycle outcomes for people (a table) and for programs (JSON).
 
 use crate::engine::CycleOutcome;
+use crate::text::printable;
+use std::borrow::Cow;
 use std::fmt::Write;
 
 /// A human-readable report of one cycle; `limit` caps the rows per list
@@ -11,7 +13,7 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
     let _ = writeln!(
         s,
         "pod {}: {} feasible node(s); evaluated {} of {} (numFeasibleNodesToFind {}), next start index {}",
-        o.pod,
+        printable(&o.pod),
         o.feasible_nodes.len(),
         o.nodes_evaluated,
         o.num_all_nodes,
@@ -19,14 +21,17 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
         o.next_start_node_index
     );
     if let Some(e) = &o.error {
-        let _ = writeln!(s, "error: {e}");
+        let _ = writeln!(s, "error: {}", printable(e));
     }
     for e in &o.ignored_errors {
-        let _ = writeln!(s, "ignored error: {e}");
+        let _ = writeln!(s, "ignored error: {}", printable(e));
     }
     if !o.feasible_nodes.is_empty() {
         let shown = cap(o.feasible_nodes.len());
-        let names: Vec<&str> = o.feasible_nodes[..shown].iter().map(|n| &**n).collect();
+        let names: Vec<Cow<str>> = o.feasible_nodes[..shown]
+            .iter()
+            .map(|n| printable(n))
+            .collect();
         let _ = write!(s, "feasible: {}", names.join(", "));
         if shown < o.feasible_nodes.len() {
             let _ = write!(s, ", ... ({} more)", o.feasible_nodes.len() - shown);
@@ -38,32 +43,31 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
             o.statuses.iter().map(|(n, st)| (&**n, st)).collect();
         rows.sort_by(|a, b| a.0.cmp(b.0));
         rows.truncate(cap(rows.len()));
-        let w_node = rows.iter().map(|(n, _)| n.len()).max().unwrap_or(4).max(4);
-        let w_code = rows
-            .iter()
-            .map(|(_, st)| st.code().as_str().len())
-            .max()
-            .unwrap_or(4)
-            .max(4);
-        let w_plugin = rows
-            .iter()
-            .map(|(_, st)| st.plugin().unwrap_or("-").len())
-            .max()
-            .unwrap_or(6)
-            .max(6);
+        // Names and reasons come from input files and plugins: escaped, so
+        // none can break the table or drive the terminal.
+        let rows: Vec<(Cow<str>, &str, Cow<str>, String)> = rows
+            .into_iter()
+            .map(|(n, st)| {
+                (
+                    printable(n),
+                    st.code().as_str(),
+                    printable(st.plugin().unwrap_or("-")),
+                    printable(&st.reasons().join("; ")).into_owned(),
+                )
+            })
+            .collect();
+        let w_node = rows.iter().map(|r| r.0.len()).max().unwrap_or(4).max(4);
+        let w_code = rows.iter().map(|r| r.1.len()).max().unwrap_or(4).max(4);
+        let w_plugin = rows.iter().map(|r| r.2.len()).max().unwrap_or(6).max(6);
         let _ = writeln!(
             s,
             "{:w_node$}  {:w_code$}  {:w_plugin$}  REASONS",
             "NODE", "CODE", "PLUGIN"
         );
-        for (node, st) in &rows {
+        for (node, code, plugin, reasons) in &rows {
             let _ = writeln!(
                 s,
-                "{:w_node$}  {:w_code$}  {:w_plugin$}  {}",
-                node,
-                st.code().as_str(),
-                st.plugin().unwrap_or("-"),
-                st.reasons().join("; ")
+                "{node:w_node$}  {code:w_code$}  {plugin:w_plugin$}  {reasons}"
             );
         }
         if rows.len() < o.statuses.len() {
@@ -75,7 +79,7 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
         }
     }
     if let Some(m) = &o.message {
-        let _ = writeln!(s, "message: {m}");
+        let _ = writeln!(s, "message: {}", printable(m));
     }
     s
 }

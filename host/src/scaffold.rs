@@ -54,9 +54,12 @@ fn pascal(name: &str) -> String {
         .collect()
 }
 
+/// The longest plugin project name `sift new` takes.
+const MAX_NAME: usize = 50;
+
 fn valid_name(name: &str) -> bool {
     !name.is_empty()
-        && name.len() <= 50
+        && name.len() <= MAX_NAME
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
@@ -168,9 +171,26 @@ const GO_SDK: Template = &[
 ];
 
 pub fn run(a: NewArgs) -> Result<PathBuf> {
+    if a.name.len() > MAX_NAME {
+        bail!(
+            "{:?} is {} characters long: a plugin name has at most {MAX_NAME}",
+            a.name,
+            a.name.len()
+        );
+    }
     if !valid_name(&a.name) {
         bail!(
             "{:?} is not a plugin name: lowercase letters, digits and '-', starting with a letter",
+            a.name
+        );
+    }
+    let declared = pascal(&a.name);
+    if crate::config::DEFAULT_FILTERS.contains(&declared.as_str()) || declared == "GpuModel" {
+        tracing::warn!(
+            "{} will declare the plugin name {declared:?}, which a bundled plugin has: loaded \
+             from the same plugins directory, sift refuses both unless the config's \
+             pluginFiles names the file that serves {declared:?}; to run beside it, choose \
+             another name",
             a.name
         );
     }

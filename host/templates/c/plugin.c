@@ -35,6 +35,16 @@ static void set_denied(uint32_t slot, bool value) {
   denied[slot] = value;
 }
 
+// Logging: the contract's log import. Messages appear in sift's log with
+// the plugin's name (`sift --log-level info` shows info). printf and
+// fprintf work too, but only where the config grants
+// `sandbox: {stdio: true}` (each line then becomes a log message); without
+// the grant their output is discarded.
+static void log_info(const char *text) {
+  predicate_plugin_string_t message = {(uint8_t *)text, strlen(text)};
+  sift_predicate_log_log(SIFT_PREDICATE_LOG_LEVEL_INFO, &message);
+}
+
 void exports_sift_predicate_predicate_describe(exports_sift_predicate_predicate_plugin_info_t *ret) {
   predicate_plugin_string_dup(&ret->name, "{{Plugin}}");
   ret->node_fields = SIFT_PREDICATE_TYPES_NODE_FIELDS_LABELS;
@@ -43,6 +53,7 @@ void exports_sift_predicate_predicate_describe(exports_sift_predicate_predicate_
 bool exports_sift_predicate_predicate_init(predicate_plugin_string_t *args, predicate_plugin_string_t *err) {
   (void)err;
   predicate_plugin_string_free(args);
+  log_info("{{Plugin}} configured");
   return true;
 }
 
