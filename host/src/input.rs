@@ -48,7 +48,13 @@ impl Objects {
     pub fn read_file(&mut self, path: &Path) -> Result<()> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        for (doc_index, doc) in parse_documents(path, &text)?.into_iter().enumerate() {
+        self.read_text(path, &text)
+    }
+
+    /// Reads the objects of `text`, the contents of the file `path` (whose
+    /// extension says JSON or YAML, as for [`parse_documents`]).
+    pub fn read_text(&mut self, path: &Path, text: &str) -> Result<()> {
+        for (doc_index, doc) in parse_documents(path, text)?.into_iter().enumerate() {
             let location = if doc_index == 0 {
                 String::new()
             } else {

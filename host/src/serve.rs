@@ -599,28 +599,7 @@ impl Server {
             .cluster
             .lock()
             .map_err(|_| "cluster state unavailable".to_string())?;
-        let mut changed = 0;
-        for ClusterEvent { kind, change, at } in parsed {
-            let did = match (kind.as_str(), change) {
-                ("BOOKMARK", _) => false,
-                ("DELETED", Change::Node(n)) => feed
-                    .state
-                    .remove_node(n.metadata.name.as_deref().unwrap_or_default()),
-                ("DELETED", Change::Pod(p)) => feed.state.remove_pod(&p),
-                (_, Change::Node(n)) => {
-                    let model = kube::node(&n).map_err(|e| format!("{at}: {e:#}"))?;
-                    if model.name.is_empty() {
-                        return Err(format!("{at}.metadata.name: missing"));
-                    }
-                    feed.state.upsert_node(model)
-                }
-                (_, Change::Pod(p)) => feed
-                    .state
-                    .upsert_pod(&p)
-                    .map_err(|e| format!("{at}: {e:#}"))?,
-            };
-            changed += usize::from(did);
-        }
+        let changed = apply_cluster_events(&mut feed.state, parsed);
         Ok(json!({
             "changed": changed,
             "nodes": feed.state.node_count(),
@@ -670,19 +649,41 @@ pub fn parse_filter_request(body: &[u8]) -> Result<FilterRequest, String> {
     Ok(FilterRequest { pod, nodes })
 }
 
-/// One watch event for the cluster state, checked.
-pub struct ClusterEvent {
-    /// ADDED, MODIFIED, DELETED or BOOKMARK.
-    pub kind: String,
-    pub change: Change,
-    /// Where the object is in the body, for errors applying it.
-    pub at: String,
+/// What one watch event does to the cluster state, checked: applying it
+/// cannot fail.
+pub enum ClusterEvent {
+    UpsertNode(sift_sdk::Node),
+    DeleteNode(String),
+    /// A pod whose resources parse.
+    UpsertPod(Box<k8s::Pod>),
+    DeletePod(Box<k8s::Pod>),
+    Bookmark,
+}
+
+/// Applies checked events in order; returns how many changed something.
+pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>) -> usize {
+    let mut changed = 0;
+    for event in events {
+        let did = match event {
+            ClusterEvent::Bookmark => false,
+            ClusterEvent::UpsertNode(n) => state.upsert_node(n),
+            ClusterEvent::DeleteNode(name) => state.remove_node(&name),
+            ClusterEvent::UpsertPod(p) => state.upsert_pod(&p).unwrap_or_else(|e| {
+                tracing::error!("pod {} not applied: {e:#}", kube::pod_key(&p));
+                false
+            }),
+            ClusterEvent::DeletePod(p) => state.remove_pod(&p),
+        };
+        changed += usize::from(did);
+    }
+    changed
 }
 
 /// Parses a `/cluster` body: one watch event, a JSON array of them, or
 /// events one after another (what `kubectl get --watch
 /// --output-watch-events -o json` prints: concatenated objects; NDJSON is a
-/// special case). Nothing is applied unless every event parses.
+/// special case). Every event is checked here, so a body is applied whole
+/// or not at all.
 pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
     let mut values = Vec::new();
     for v in serde_json::Deserializer::from_slice(body).into_iter::<Value>() {
@@ -714,27 +715,47 @@ pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
         } else {
             format!("{at}.object")
         };
-        let change = match kind {
-            "Node" => Change::Node(Box::new(from_value(e.object, &object_at)?)),
-            "Pod" => Change::Pod(Box::new(from_value(e.object, &object_at)?)),
-            other => {
-                return Err(format!("{object_at}.kind: {other:?} is not Node or Pod"));
+        let deleted = match e.kind.as_str() {
+            "BOOKMARK" => {
+                parsed.push(ClusterEvent::Bookmark);
+                continue;
             }
-        };
-        match e.kind.as_str() {
-            "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" => {}
+            "ADDED" | "MODIFIED" => false,
+            "DELETED" => true,
             other => {
                 return Err(format!(
                     "{at}{}type: {other:?} is not ADDED, MODIFIED, DELETED or BOOKMARK",
                     if at.is_empty() { "" } else { "." }
                 ));
             }
-        }
-        parsed.push(ClusterEvent {
-            kind: e.kind,
-            change,
-            at: object_at,
-        });
+        };
+        let event = match kind {
+            "Node" => {
+                let node: k8s::Node = from_value(e.object, &object_at)?;
+                if deleted {
+                    ClusterEvent::DeleteNode(node.metadata.name.unwrap_or_default())
+                } else {
+                    let model = kube::node(&node).map_err(|e| format!("{object_at}: {e:#}"))?;
+                    if model.name.is_empty() {
+                        return Err(format!("{object_at}.metadata.name: missing"));
+                    }
+                    ClusterEvent::UpsertNode(model)
+                }
+            }
+            "Pod" => {
+                let pod: Box<k8s::Pod> = Box::new(from_value(e.object, &object_at)?);
+                if deleted {
+                    ClusterEvent::DeletePod(pod)
+                } else {
+                    kube::pod_resources(&pod).map_err(|e| format!("{object_at}: {e:#}"))?;
+                    ClusterEvent::UpsertPod(pod)
+                }
+            }
+            other => {
+                return Err(format!("{object_at}.kind: {other:?} is not Node or Pod"));
+            }
+        };
+        parsed.push(event);
     }
     Ok(parsed)
 }
@@ -746,12 +767,6 @@ struct WatchEvent {
     #[serde(rename = "type")]
     kind: String,
     object: Value,
-}
-
-/// The object of a watch event.
-pub enum Change {
-    Node(Box<k8s::Node>),
-    Pod(Box<k8s::Pod>),
 }
 
 /// Reads a request body within `--max-body` and `--read-timeout`.
