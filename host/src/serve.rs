@@ -652,7 +652,7 @@ pub fn parse_filter_request(body: &[u8]) -> Result<FilterRequest, String> {
 /// What one watch event does to the cluster state, checked: applying it
 /// cannot fail.
 pub enum ClusterEvent {
-    UpsertNode(sift_sdk::Node),
+    UpsertNode(Box<sift_sdk::Node>),
     DeleteNode(String),
     /// A pod whose resources parse.
     UpsertPod(Box<k8s::Pod>),
@@ -666,7 +666,7 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
     for event in events {
         let did = match event {
             ClusterEvent::Bookmark => false,
-            ClusterEvent::UpsertNode(n) => state.upsert_node(n),
+            ClusterEvent::UpsertNode(n) => state.upsert_node(*n),
             ClusterEvent::DeleteNode(name) => state.remove_node(&name),
             ClusterEvent::UpsertPod(p) => state.upsert_pod(&p).unwrap_or_else(|e| {
                 tracing::error!("pod {} not applied: {e:#}", kube::pod_key(&p));
@@ -739,7 +739,7 @@ pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
                     if model.name.is_empty() {
                         return Err(format!("{object_at}.metadata.name: missing"));
                     }
-                    ClusterEvent::UpsertNode(model)
+                    ClusterEvent::UpsertNode(Box::new(model))
                 }
             }
             "Pod" => {
