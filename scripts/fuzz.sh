@@ -13,7 +13,7 @@ trap 'rm -f "$log"' EXIT
 SIFT_FUZZ_SECONDS="$seconds" cargo test --release -p sift-tests --test fuzz -- \
   --nocapture --test-threads 2 >"$log" 2>&1
 status=$?
-grep -E '^fuzz |^test result|panicked' "$log"
+grep -oE 'fuzz [^:]+: [0-9]+ cases.*finding|test result.*|panicked.*' "$log"
 if [ "$status" -ne 0 ]; then
   cat "$log"
   exit "$status"

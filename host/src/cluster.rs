@@ -336,12 +336,15 @@ mod tests {
         assert!(!c.contains_node("x"));
         assert!(!c.snapshot().node(0).unschedulable);
         // Only the last request's nodes are held; unchanged ones keep
-        // their slots, so only what differs is resynced.
-        let r2 = c.request_snapshot(vec![node("x"), node("y")]);
+        // their slots, so only what differs is resynced: "x" goes, "y"
+        // takes its slot, the cordoned "a" is back to normal.
+        let r2 = c.request_snapshot(vec![node("a"), node("y")]);
         assert_eq!(c.request_node_count(), 2);
-        assert_eq!(r2.slot_of("a"), None);
-        let changed = r2.changes_since(r1.generation()).unwrap();
-        assert_eq!(changed.len(), 1, "{changed:?}");
+        assert_eq!(r2.slot_of("x"), None);
+        assert_eq!(r2.changes_since(r1.generation()), Some(&[0, 1][..]));
+        let r2b = c.request_snapshot(vec![node("a"), node("z")]);
+        assert_eq!(r2b.changes_since(r2.generation()), Some(&[1][..]));
+        assert_eq!(r2b.slot_of("a"), Some(0));
         for i in 0..100 {
             c.request_snapshot(vec![node(&format!("m{i}"))]);
         }

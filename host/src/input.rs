@@ -310,6 +310,12 @@ fn check_flow_depth(text: &str) -> Result<(), usize> {
                         return Err(n + 1);
                     }
                 }
+                b'[' | b'{' => {
+                    // Inside a plain scalar: text, not a collection.
+                    prev = Some(b'a');
+                    i += 1;
+                    continue;
+                }
                 b']' | b'}' if depth > 0 => depth -= 1,
                 b'|' | b'>' if depth == 0 && value_start => {
                     let rest = line[i + 1..].trim_start_matches([

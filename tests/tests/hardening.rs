@@ -230,9 +230,8 @@ fn a_replaced_plugin_is_announced_and_duplicates_resolved_by_config() {
         std::fs::copy(&path, plugins.join(path.file_name().unwrap())).unwrap();
     }
     std::fs::copy(&np, plugins.join("aa_ports.wasm")).unwrap();
-    let o = sift_in(
-        &dir,
-        &[
+    let filter_dir = |extra: &[&str]| {
+        let mut args = vec![
             "filter",
             "--cluster",
             &c,
@@ -240,8 +239,11 @@ fn a_replaced_plugin_is_announced_and_duplicates_resolved_by_config() {
             &p,
             "--plugins",
             "plugins",
-        ],
-    );
+        ];
+        args.extend_from_slice(extra);
+        sift_in(&dir, &args)
+    };
+    let o = filter_dir(&[]);
     assert!(!o.status.success());
     assert!(err(&o).contains("pluginFiles"), "{}", err(&o));
     std::fs::write(
@@ -249,20 +251,7 @@ fn a_replaced_plugin_is_announced_and_duplicates_resolved_by_config() {
         "pluginFiles: {NodePorts: sift_plugin_node_ports.wasm}\n",
     )
     .unwrap();
-    let o = sift_in(
-        &dir,
-        &[
-            "filter",
-            "--cluster",
-            &c,
-            "--pod",
-            &p,
-            "--plugins",
-            "plugins",
-            "-c",
-            "sift.yaml",
-        ],
-    );
+    let o = filter_dir(&["-c", "sift.yaml"]);
     assert!(o.status.success(), "{}", err(&o));
 }
 

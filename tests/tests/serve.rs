@@ -75,6 +75,18 @@ impl Server {
         serde_json::from_str(&self.get("/status").1).expect("/status is JSON")
     }
 
+    /// Waits for the server to exit by itself, at most `limit`.
+    fn wait_exit(mut self, limit: Duration) -> std::process::ExitStatus {
+        let deadline = Instant::now() + limit;
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "sift serve did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     fn signal(&self, sig: &str) {
         let ok = Command::new("kill")
             .args([&format!("-{sig}"), &self.child.id().to_string()])
@@ -451,15 +463,7 @@ fn requests_beyond_the_queue_get_503_and_shutdown_finishes_them() {
     s.signal("TERM");
     let answered = in_flight.join().unwrap();
     assert_eq!(answered.0, 200, "{answered:?}");
-    let mut s = s;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "sift serve did not stop");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = s.wait_exit(Duration::from_secs(10));
     assert!(status.success(), "{status:?}");
 }
 
@@ -974,15 +978,7 @@ fn stalled_clients_are_cut_off_and_do_not_hold_up_shutdown() {
         .unwrap();
     std::thread::sleep(Duration::from_millis(100));
     s.signal("TERM");
-    let mut s = s;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    let status = loop {
-        if let Some(st) = s.child.try_wait().unwrap() {
-            break st;
-        }
-        assert!(Instant::now() < deadline, "sift serve did not stop");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let status = s.wait_exit(Duration::from_secs(15));
     assert!(status.success(), "{status:?}");
 }
 
