@@ -93,8 +93,10 @@ pub fn collect_case_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             bail!("{}: no such file or directory", p.display());
         }
     }
+    // A file reached by two paths (a link, or named twice) runs once.
     out.sort();
-    out.dedup();
+    let mut seen = HashSet::new();
+    out.retain(|f| seen.insert(std::fs::canonicalize(f).unwrap_or_else(|_| f.clone())));
     Ok(out)
 }
 

@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod componentize;
 pub mod config;
 pub mod conformance;
+pub mod conn;
 pub mod diagnosis;
 pub mod engine;
 pub mod extender;

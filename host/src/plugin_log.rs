@@ -27,12 +27,40 @@ pub enum Level {
     Error,
 }
 
+/// How often, at most, a plugin's drops are reported.
+pub const REPORT_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One plugin's token bucket.
 struct Bucket {
     tokens: f64,
     last: Instant,
-    /// Dropped since the last message that got through.
+    /// Dropped and not yet reported.
     dropped: u64,
+    /// When drops were last announced or counted in the log.
+    reported: Option<Instant>,
+}
+
+impl Bucket {
+    fn new(tokens: f64) -> Bucket {
+        Bucket {
+            tokens,
+            last: Instant::now(),
+            dropped: 0,
+            reported: None,
+        }
+    }
+
+    /// Whether a drop report is due (at most one per [`REPORT_EVERY`]).
+    fn report_due(&mut self, now: Instant) -> bool {
+        if self
+            .reported
+            .is_some_and(|at| now.duration_since(at) < REPORT_EVERY)
+        {
+            return false;
+        }
+        self.reported = Some(now);
+        true
+    }
 }
 
 /// The log budgets of every plugin, shared by their instances.
@@ -50,22 +78,10 @@ impl PluginLogs {
             .lock()
             .map(|mut b| {
                 b.entry(plugin.clone())
-                    .or_insert_with(|| {
-                        Arc::new(Mutex::new(Bucket {
-                            tokens: BURST,
-                            last: Instant::now(),
-                            dropped: 0,
-                        }))
-                    })
+                    .or_insert_with(|| Arc::new(Mutex::new(Bucket::new(BURST))))
                     .clone()
             })
-            .unwrap_or_else(|_| {
-                Arc::new(Mutex::new(Bucket {
-                    tokens: 0.0,
-                    last: Instant::now(),
-                    dropped: 0,
-                }))
-            });
+            .unwrap_or_else(|_| Arc::new(Mutex::new(Bucket::new(0.0))));
         PluginLogger {
             plugin,
             bucket,
@@ -125,7 +141,7 @@ impl PluginLogger {
             if b.tokens < 1.0 {
                 b.dropped += 1;
                 self.logs.dropped_total.fetch_add(1, Ordering::Relaxed);
-                if b.dropped == 1 {
+                if b.dropped == 1 && b.report_due(now) {
                     tracing::warn!(target: "sift::plugin", plugin = &*self.plugin,
                         "this plugin logs over {RATE} messages per second: dropping messages \
                          (how many is logged when it may log again, or at exit)");
@@ -133,7 +149,11 @@ impl PluginLogger {
                 return;
             }
             b.tokens -= 1.0;
-            std::mem::take(&mut b.dropped)
+            if b.dropped > 0 && b.report_due(now) {
+                std::mem::take(&mut b.dropped)
+            } else {
+                0
+            }
         };
         let plugin = &*self.plugin;
         if resumed > 0 {

@@ -66,6 +66,17 @@ impl Catalog {
             Some(d) => component_files(d)?,
             None => Vec::new(),
         };
+        if let Some(d) = dir {
+            for (name, file) in &config.plugin_files {
+                if !dir_files.contains(&d.join(file)) {
+                    bail!(
+                        "pluginFiles gives {name:?} to {}, which is not a component in {}",
+                        file.display(),
+                        d.display()
+                    );
+                }
+            }
+        }
         let args_for = |name: &str| config.args_for(name);
         for (path, is_extra) in dir_files
             .iter()

@@ -15,6 +15,7 @@ use crate::plugin::{ConfiguredPlugin, Cycle, FilterPlugin, PrepareOutcome};
 use crate::registry::component_files;
 use crate::runtime::Runtime;
 use crate::snapshot::Snapshot;
+use crate::text::printable;
 use crate::wasm::WasmPlugin;
 use anyhow::{Result, anyhow};
 use arc_swap::ArcSwap;
@@ -64,6 +65,14 @@ pub struct ReloadStatus {
     pub errors: BTreeMap<String, String>,
 }
 
+/// A version of a file that failed to load, and why.
+struct Rejected {
+    sha256: String,
+    /// `pluginConfig` as it was: fixing a plugin's arguments retries it.
+    plugin_config: String,
+    message: String,
+}
+
 /// A component loaded from a file.
 struct Loaded {
     sha256: String,
@@ -82,9 +91,9 @@ pub struct Reloader {
     /// about settings that need a restart.
     config_path_loaded: bool,
     loaded: BTreeMap<PathBuf, Loaded>,
-    /// Files whose current bytes failed to load, with why (the message
-    /// names the version: the same bytes are not tried again).
-    rejected: BTreeMap<PathBuf, String>,
+    /// Files whose current bytes failed to load under the current
+    /// `pluginConfig`: not tried again until either changes.
+    rejected: BTreeMap<PathBuf, Rejected>,
     current: Arc<ArcSwap<Profile>>,
     status: Arc<Mutex<ReloadStatus>>,
     metrics: Arc<Metrics>,
@@ -144,11 +153,12 @@ impl Reloader {
         };
         for (key, message) in &problems {
             if s.errors.get(key) != Some(message) {
-                tracing::error!(source = %key, "{message}");
+                // Messages carry plugin-made text (errors, names): escaped.
+                tracing::error!(source = %printable(key), "{}", printable(message));
             }
         }
         for key in s.errors.keys().filter(|k| !problems.contains_key(*k)) {
-            tracing::info!(source = %key, "resolved");
+            tracing::info!(source = %printable(key), "resolved");
         }
         s.errors = problems;
         s.generation = self.current.load().generation;
@@ -182,8 +192,8 @@ impl Reloader {
         for path in &files {
             self.load_file(path);
         }
-        for (path, message) in &self.rejected {
-            problems.insert(path.display().to_string(), message.clone());
+        for (path, r) in &self.rejected {
+            problems.insert(path.display().to_string(), r.message.clone());
         }
         let swapped = self.swap_profile(&mut problems);
         self.publish(problems);
@@ -219,7 +229,10 @@ impl Reloader {
                 if let Ok(mut s) = self.status.lock()
                     && s.config_error.as_ref() != Some(&message)
                 {
-                    tracing::error!("config not reloaded, the previous one stays: {message}");
+                    tracing::error!(
+                        "config not reloaded, the previous one stays: {}",
+                        printable(&message)
+                    );
                     self.metrics.reload("config", false);
                     s.config_error = Some(message);
                 }
@@ -234,7 +247,14 @@ impl Reloader {
             Ok(Some(b)) => b,
             Ok(None) => return, // still being written: a later event rescans
             Err(e) => {
-                self.rejected.insert(path.to_path_buf(), e);
+                self.rejected.insert(
+                    path.to_path_buf(),
+                    Rejected {
+                        sha256: String::new(),
+                        plugin_config: String::new(),
+                        message: e,
+                    },
+                );
                 return;
             }
         };
@@ -247,11 +267,13 @@ impl Reloader {
             self.rejected.remove(path);
             return;
         }
-        // A failure already reported for these very bytes is not retried.
+        // A failure already reported for these very bytes and arguments is
+        // not retried.
+        let plugin_config = format!("{:?}", self.config.plugin_config);
         if self
             .rejected
             .get(path)
-            .is_some_and(|e| e.contains(&sha256[..12]))
+            .is_some_and(|r| r.sha256 == sha256 && r.plugin_config == plugin_config)
         {
             return;
         }
@@ -286,9 +308,14 @@ impl Reloader {
                     ""
                 };
                 self.metrics.reload(&plugin, false);
+                let message = format!("version {} rejected: {e:#}{kept}", &sha256[..12]);
                 self.rejected.insert(
                     path.to_path_buf(),
-                    format!("version {} rejected: {e:#}{kept}", &sha256[..12]),
+                    Rejected {
+                        sha256,
+                        plugin_config,
+                        message,
+                    },
                 );
             }
         }

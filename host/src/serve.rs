@@ -11,12 +11,14 @@
 
 use crate::cluster::ClusterState;
 use crate::config::Config;
+use crate::conn::{HeaderDeadline, IDLE_TIMEOUT};
 use crate::extender::{ExtenderArgs, ExtenderFilterResult, filter_result};
 use crate::input::Objects;
 use crate::kube;
 use crate::metrics::{CodeLabel, Metrics, PluginLabel, ResultLabel};
 use crate::reload::{Profile, ReloadStatus, Reloader};
 use crate::runtime::Runtime;
+use crate::text::printable;
 use anyhow::{Context, Result, anyhow};
 use arc_swap::ArcSwap;
 use axum::Router;
@@ -89,7 +91,11 @@ fn parse_duration_arg(s: &str) -> Result<Duration, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Trigger {
     Plugins,
+    /// A cluster file changed: reload it if its contents did.
     Cluster,
+    /// SIGHUP: reapply the cluster files even if unchanged (over what
+    /// `/cluster` events changed since).
+    ClusterForced,
     Stop,
 }
 
@@ -126,26 +132,33 @@ struct ClusterFeed {
 
 impl ClusterFeed {
     /// Applies the files; `Ok(false)` when their contents are those applied
-    /// last.
-    fn reload_files(&mut self) -> Result<bool> {
+    /// last (unless `force`d).
+    fn reload_files(&mut self, force: bool) -> Result<bool> {
         if self.files.is_empty() {
             return Ok(false);
         }
         let mut hasher = Sha256::new();
+        let mut texts = Vec::with_capacity(self.files.len());
         for f in &self.files {
             let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
             hasher.update((bytes.len() as u64).to_le_bytes());
             hasher.update(&bytes);
+            texts.push(bytes);
         }
         let digest: String = hasher
             .finalize()
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        if self.applied.as_deref() == Some(digest.as_str()) {
+        if !force && self.applied.as_deref() == Some(digest.as_str()) {
             return Ok(false);
         }
-        let objects = Objects::read_files(&self.files)?;
+        let mut objects = Objects::default();
+        for (f, bytes) in self.files.iter().zip(texts) {
+            let text = String::from_utf8(bytes)
+                .map_err(|e| anyhow!("cannot read {}: not UTF-8 text: {e}", f.display()))?;
+            objects.read_text(f, &text)?;
+        }
         let mut nodes = BTreeSet::new();
         let mut pods = BTreeSet::new();
         let mut models = Vec::new();
@@ -219,7 +232,7 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         applied: None,
         reloads: 0,
     };
-    feed.reload_files()?;
+    feed.reload_files(true)?;
     let server = Arc::new(Server {
         profile: reloader.profile(),
         reload_status: reloader.status(),
@@ -250,8 +263,10 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
                 if triggers.contains(&Trigger::Plugins) {
                     reloader.rescan();
                 }
-                if triggers.contains(&Trigger::Cluster) {
-                    reload_server.reload_cluster();
+                if triggers.contains(&Trigger::ClusterForced) {
+                    reload_server.reload_cluster(true);
+                } else if triggers.contains(&Trigger::Cluster) {
+                    reload_server.reload_cluster(false);
                 }
             }
         })
@@ -286,7 +301,7 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
             while s.recv().await.is_some() {
                 tracing::info!("SIGHUP: rescanning plugins, config and cluster files");
                 let _ = hup.send(Trigger::Plugins);
-                let _ = hup.send(Trigger::Cluster);
+                let _ = hup.send(Trigger::ClusterForced);
             }
         });
         serve_http(
@@ -306,8 +321,9 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
 }
 
 /// Serves HTTP/1 connections until `shutdown` completes, then lets the
-/// requests in flight finish for at most `grace`. Each connection must send
-/// a request's headers within `read_timeout` (hyper closes it otherwise).
+/// requests in flight finish for at most `grace`. A request's headers must
+/// arrive within `read_timeout` of its first byte ([`HeaderDeadline`]); an
+/// idle keep-alive connection is closed after [`IDLE_TIMEOUT`].
 async fn serve_http(
     listener: tokio::net::TcpListener,
     app: Router,
@@ -333,8 +349,11 @@ async fn serve_http(
                 let service = hyper_util::service::TowerToHyperService::new(app.clone());
                 let conn = hyper::server::conn::http1::Builder::new()
                     .timer(TokioTimer::new())
-                    .header_read_timeout(read_timeout)
-                    .serve_connection(TokioIo::new(stream), service);
+                    .header_read_timeout(IDLE_TIMEOUT.max(read_timeout))
+                    .serve_connection(
+                        TokioIo::new(HeaderDeadline::new(stream, read_timeout)),
+                        service,
+                    );
                 let conn = graceful.watch(conn);
                 tokio::spawn(async move {
                     let _ = conn.await;
@@ -489,11 +508,11 @@ fn at_path(path: &str, inner: &str, e: impl std::fmt::Display) -> String {
 }
 
 impl Server {
-    fn reload_cluster(&self) {
+    fn reload_cluster(&self, force: bool) {
         let Ok(mut feed) = self.cluster.lock() else {
             return;
         };
-        match feed.reload_files() {
+        match feed.reload_files(force) {
             Ok(false) => feed.file_error = None,
             Ok(true) => {
                 feed.file_error = None;
@@ -508,7 +527,8 @@ impl Server {
                 // Once per distinct failure, not once per file event.
                 if feed.file_error.as_ref() != Some(&message) {
                     tracing::error!(
-                        "cluster files not reloaded, the previous state stays: {message}"
+                        "cluster files not reloaded, the previous state stays: {}",
+                        printable(&message)
                     );
                 }
                 feed.file_error = Some(message);
@@ -519,6 +539,16 @@ impl Server {
     /// Answers one filter request (on a blocking thread).
     fn filter(&self, body: &[u8]) -> Result<ExtenderFilterResult, String> {
         let FilterRequest { pod, nodes } = parse_filter_request(body)?;
+        let profile = self.profile.load_full();
+        if !profile.unready.is_empty() {
+            // Answering without a plugin the config enables would be a
+            // wrong answer: kube-scheduler gets an extender error instead
+            // (which an `ignorable` extender skips).
+            return Ok(ExtenderFilterResult {
+                error: format!("sift is not ready: {}", profile.unready.join("; ")),
+                ..Default::default()
+            });
+        }
         let (snapshot, candidates, unknown, objects) = {
             let mut feed = self
                 .cluster
@@ -556,7 +586,6 @@ impl Server {
             }
             (snapshot, candidates, unknown, objects)
         };
-        let profile = self.profile.load_full();
         let mut result = if candidates.is_empty() {
             let mut r = ExtenderFilterResult::default();
             if objects.is_some() {
@@ -573,10 +602,10 @@ impl Server {
                 &candidates,
             );
             for e in &outcome.ignored_errors {
-                tracing::warn!("ignored plugin error: {e}");
+                tracing::warn!("ignored plugin error: {}", printable(e));
             }
             if let Some(e) = &outcome.error {
-                tracing::warn!("filter request failed: {e}");
+                tracing::warn!("filter request failed: {}", printable(e));
             }
             filter_result(&outcome, objects)
         };
@@ -669,7 +698,11 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
             ClusterEvent::UpsertNode(n) => state.upsert_node(*n),
             ClusterEvent::DeleteNode(name) => state.remove_node(&name),
             ClusterEvent::UpsertPod(p) => state.upsert_pod(&p).unwrap_or_else(|e| {
-                tracing::error!("pod {} not applied: {e:#}", kube::pod_key(&p));
+                tracing::error!(
+                    "pod {} not applied: {}",
+                    printable(&kube::pod_key(&p)),
+                    printable(&format!("{e:#}"))
+                );
                 false
             }),
             ClusterEvent::DeletePod(p) => state.remove_pod(&p),

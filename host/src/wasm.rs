@@ -12,6 +12,7 @@ use crate::runtime::bindings::sift::predicate::types as wire;
 use crate::runtime::bindings::{PredicatePlugin, PredicatePluginPre};
 use crate::runtime::{InstanceState, Runtime};
 use crate::snapshot::Snapshot;
+use crate::text::printable;
 use sift_sdk::{Code, NodeFields, Status};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -186,9 +187,9 @@ impl WasmPlugin {
         }
         // Statuses carry one line: the trap or the host's reason. The wasm
         // backtrace (a line per frame) goes to the debug log.
-        tracing::debug!(plugin = %self.label, "{what} failed: {e:?}");
+        tracing::debug!(plugin = %self.label, "{what} failed: {}", printable(&format!("{e:?}")));
         let text = match e.downcast_ref::<wasmtime::Trap>() {
-            Some(trap) => format!("wasm trap: {trap}"),
+            Some(trap) => trap.to_string(),
             None => e.root_cause().to_string(),
         };
         let text = text.lines().next().unwrap_or_default().to_string();
@@ -213,6 +214,13 @@ impl WasmPlugin {
             .map_err(|e| self.call_error("describe", &store, e))?;
         if info.name.trim().is_empty() {
             return Err(self.error("describe returned an empty plugin name"));
+        }
+        // The name goes into logs, tables and metrics labels.
+        if printable(&info.name) != info.name {
+            return Err(self.error(format!(
+                "describe returned a plugin name with control characters: {}",
+                printable(&info.name)
+            )));
         }
         Ok((
             store,

@@ -253,6 +253,21 @@ fn a_replaced_plugin_is_announced_and_duplicates_resolved_by_config() {
     .unwrap();
     let o = filter_dir(&["-c", "sift.yaml"]);
     assert!(o.status.success(), "{}", err(&o));
+    // A pin naming a file that is not there says so.
+    std::fs::write(
+        dir.join("bad.yaml"),
+        "pluginFiles: {NodePorts: gone.wasm}\n",
+    )
+    .unwrap();
+    let o = filter_dir(&["-c", "bad.yaml"]);
+    assert!(
+        err(&o)
+            .contains("pluginFiles gives \"NodePorts\" to gone.wasm, which is not a component in"),
+        "{}",
+        err(&o)
+    );
+    let o = filter_dir(&["-c", "sift.yaml"]);
+    assert!(o.status.success(), "{}", err(&o));
 }
 
 /// §1.6: a preview-1 plugin's fd_write failed (the adapter asks for
@@ -361,6 +376,18 @@ fn conformance_survives_symlink_cycles() {
     std::os::unix::fs::symlink("..", cases.join("up")).unwrap();
     let o = sift_bounded(&dir, &["conformance", "cases"], Duration::from_secs(60));
     assert!(o.status.success(), "{}", err(&o));
+    assert!(out(&o).contains("1 passed, 0 failed"), "{}", out(&o));
+    // A file named twice, or through a link, runs once.
+    let o = sift_bounded(
+        &dir,
+        &[
+            "conformance",
+            "cases/one.json",
+            "cases/self/one.json",
+            "cases/self",
+        ],
+        Duration::from_secs(60),
+    );
     assert!(out(&o).contains("1 passed, 0 failed"), "{}", out(&o));
 }
 

@@ -761,17 +761,27 @@ fn a_cluster_file_change_is_applied_once_and_a_lasting_error_logged_once() {
         "at start, and the change"
     );
 
-    // Touching the file changes nothing; nor does SIGHUP.
+    // Touching the file changes nothing.
     std::fs::File::options()
         .write(true)
         .open(&cluster)
         .unwrap()
         .set_modified(std::time::SystemTime::now())
         .unwrap();
-    s.signal("HUP");
     settle();
     assert_eq!(s.status()["cluster"]["fileReloads"], 2);
     assert_eq!(count_in(&log, "cluster files reloaded"), 1);
+
+    // SIGHUP reapplies the file once, over what /cluster events changed;
+    // the lasting plugin problem is still logged once.
+    let gone = json!({"type": "DELETED", "object": {"kind": "Node", "metadata": {"name": "n0"}}});
+    assert_eq!(s.post("/cluster", &gone.to_string()).0, 200);
+    assert_eq!(s.status()["cluster"]["nodes"], 3);
+    s.signal("HUP");
+    wait_for(&s, "n0 back", |st| st["cluster"]["nodes"] == 4);
+    settle();
+    assert_eq!(s.status()["cluster"]["fileReloads"], 3);
+    assert_eq!(count_in(&log, "cluster files reloaded"), 2);
     assert_eq!(count_in(&log, "no component declares it"), 1);
 }
 
@@ -879,6 +889,11 @@ fn a_plugin_name_declared_twice_is_served_by_neither_unless_the_config_says_whic
     let (code, text) = s.get("/readyz");
     assert_eq!(code, 503, "{text}");
     assert!(text.contains("Flip"), "{text}");
+    // Requests are not answered without the refused plugin: kube-scheduler
+    // gets an extender error.
+    let r = ask(&s);
+    assert!(r["Error"].as_str().unwrap().contains("not ready"), "{r}");
+    assert!(r.get("NodeNames").is_none_or(Value::is_null), "{r}");
 
     // The config says which file serves the name.
     std::fs::write(
@@ -955,6 +970,20 @@ fn stalled_clients_are_cut_off_and_do_not_hold_up_shutdown() {
         "2s",
     ]);
     let addr = s.base.strip_prefix("http://").unwrap().to_string();
+    // An idle keep-alive connection is not a stalled one: kube-scheduler's
+    // client keeps them for 90 s and reuses them.
+    let mut keep = TcpStream::connect(&addr).unwrap();
+    let get = b"GET /healthz HTTP/1.1\r\nHost: sift\r\n\r\n";
+    keep.write_all(get).unwrap();
+    assert!(read_until(&mut keep, "ok").0.starts_with("HTTP/1.1 200"));
+    std::thread::sleep(Duration::from_millis(2500));
+    keep.write_all(get).unwrap();
+    let (again, _) = read_until(&mut keep, "ok");
+    assert!(
+        again.starts_with("HTTP/1.1 200"),
+        "idle connection closed: {again:?}"
+    );
+
     let mut headers = TcpStream::connect(&addr).unwrap();
     headers
         .write_all(b"POST /filter HTTP/1.1\r\nHost: sift\r\n")
@@ -1121,4 +1150,77 @@ fn an_unchanged_config_gives_no_restart_warning() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(line.starts_with("listening on"), "{line} {text}");
     assert!(!text.contains("take effect on restart"), "{text}");
+}
+
+/// Review of issue 12: a component rejected for its arguments was not
+/// retried once the config fixed them.
+#[test]
+fn a_component_rejected_for_its_arguments_is_retried_when_they_change() {
+    // init rejects any arguments but "{}".
+    let init = "(if (i32.ne (local.get 1) (i32.const 2)) (then
+        (i32.store8 (i32.const 80) (i32.const 1))
+        (i32.store (i32.const 84) (i32.const 48))
+        (i32.store (i32.const 88) (i32.const 8))))";
+    let picky = componentize(&plugin_wat("Flip", "", init, "", ""), "plugin");
+    let fixture = fixture_setup("serve-args-retry", &picky, "1s");
+    let (plugins, config, _) = fixture.clone();
+    let base = "plugins:\n  filter:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: Flip}]\n";
+    std::fs::write(
+        &config,
+        format!("{base}pluginConfig: [{{name: Flip, args: {{x: 1}}}}]\n"),
+    )
+    .unwrap();
+    let s = Server::on_fixture(&fixture, &[]);
+    let key = plugins.join("flip.wasm").display().to_string();
+    let st = s.status();
+    assert!(
+        st["reload"]["errors"][&key]
+            .as_str()
+            .is_some_and(|e| e.contains("bad args")),
+        "{st}"
+    );
+    std::fs::write(&config, base).unwrap();
+    wait_for(&s, "Flip loaded", |st| enabled(st) == ["Flip"]);
+    assert_eq!(s.get("/readyz").0, 200);
+}
+
+/// Review of issue 12: a plugin's Error text reached `sift serve`'s log
+/// raw, so a newline in it forged a log line.
+#[test]
+fn plugin_error_text_cannot_forge_log_lines() {
+    let forged = "boom\n2026-01-01T00:00:00Z ERROR sift_host::serve: FORGED";
+    let data: String = forged.bytes().map(|b| format!("\\{b:02x}")).collect();
+    // prepare: reject with code Error and that reason.
+    let prepare = format!(
+        "(i32.store8 (i32.const 96) (i32.const 2))
+         (i32.store8 (i32.const 100) (i32.const 1))
+         (i32.store (i32.const 104) (i32.const 200))
+         (i32.store (i32.const 108) (i32.const 1))
+         (i32.store (i32.const 200) (i32.const 300))
+         (i32.store (i32.const 204) (i32.const {len}))
+         (if (i32.ne (i32.load8_u (i32.const 9000)) (i32.const 0))
+           (then (return (i32.const 96))))
+         (i32.store8 (i32.const 9000) (i32.const 1))
+         (i32.store8 (i32.const 96) (i32.const 0))",
+        len = forged.len()
+    );
+    let imports = format!(r#"(data (i32.const 300) "{data}")"#);
+    // The first prepare (the smoke test) proceeds; later ones fail.
+    let wasm = componentize(&plugin_wat("Flip", &imports, "", &prepare, ""), "plugin");
+    let fixture = fixture_setup("serve-forge", &wasm, "1s");
+    let log = fixture.1.with_file_name("serve.log");
+    let s = Server::start_logged(&fixture_args(&fixture), &log);
+    let body = json!({"Pod": web_pod(), "NodeNames": ["n0"]}).to_string();
+    let (code, text, _) = s.post("/filter", &body);
+    assert_eq!(code, 200, "{text}");
+    assert!(
+        text.contains("FORGED"),
+        "the reply carries the error: {text}"
+    );
+    drop(s);
+    let logged = std::fs::read_to_string(&log).unwrap();
+    assert!(logged.contains("boom\\n2026"), "{logged}");
+    for line in logged.lines().filter(|l| l.contains("FORGED")) {
+        assert!(line.contains("boom\\n"), "a forged line: {line}");
+    }
 }
