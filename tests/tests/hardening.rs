@@ -191,6 +191,14 @@ fn hand_written_objects_get_the_api_servers_defaults() {
     );
 }
 
+/// A cluster of one roomy node "a" and a plain pod, as files in `dir`.
+fn one_node_and_a_pod(dir: &Path) -> (String, String) {
+    (
+        write_json(dir, "cluster.json", &list(vec![node("a", "4")])),
+        write_json(dir, "pod.json", &pod("p", json!({}))),
+    )
+}
+
 /// A fixture component on disk.
 fn fixture(dir: &Path, file: &str, wasm: &[u8]) -> String {
     let path = dir.join(file);
@@ -203,8 +211,7 @@ fn fixture(dir: &Path, file: &str, wasm: &[u8]) -> String {
 #[test]
 fn a_replaced_plugin_is_announced_and_duplicates_resolved_by_config() {
     let dir = sift_tests::temp_dir("hardening-replace");
-    let c = write_json(&dir, "cluster.json", &list(vec![node("a", "4")]));
-    let p = write_json(&dir, "pod.json", &pod("p", json!({})));
+    let (c, p) = one_node_and_a_pod(&dir);
     let np = fixture(
         &dir,
         "np.wasm",
@@ -294,8 +301,7 @@ fn preview1_plugins_may_print_and_are_heard_only_when_granted() {
         ],
     );
     assert!(o.status.success(), "{}", err(&o));
-    let c = write_json(&dir, "cluster.json", &list(vec![node("a", "4")]));
-    let p = write_json(&dir, "pod.json", &pod("p", json!({})));
+    let (c, p) = one_node_and_a_pod(&dir);
     let run = |config: &str| {
         std::fs::write(dir.join("sift.yaml"), config).unwrap();
         let o = sift_in(
@@ -414,8 +420,7 @@ fn plugin_logs_are_bounded_and_cannot_forge_lines() {
     );
     let wasm = componentize(&plugin_wat("Chatty", &imports, "", "", &filter), "plugin");
     let chatty = fixture(&dir, "chatty.wasm", &wasm);
-    let c = write_json(&dir, "cluster.json", &list(vec![node("a", "4")]));
-    let p = write_json(&dir, "pod.json", &pod("p", json!({})));
+    let (c, p) = one_node_and_a_pod(&dir);
     let o = sift_in(
         &dir,
         &[
@@ -476,8 +481,7 @@ fn a_reject_with_a_non_rejection_code_is_named_an_invalid_code() {
         (return (i32.const 96))";
     let wasm = componentize(&plugin_wat("Confused", "", "", prepare, ""), "plugin");
     let f = fixture(&dir, "confused.wasm", &wasm);
-    let c = write_json(&dir, "cluster.json", &list(vec![node("a", "4")]));
-    let p = write_json(&dir, "pod.json", &pod("p", json!({})));
+    let (c, p) = one_node_and_a_pod(&dir);
     let o = sift_in(
         &dir,
         &["filter", "--cluster", &c, "--pod", &p, "--plugin", &f],
@@ -559,8 +563,7 @@ fn names_are_escaped_before_they_reach_a_terminal() {
 #[test]
 fn logs_and_flags_read_right() {
     let dir = sift_tests::temp_dir("hardening-logs-flags");
-    let c = write_json(&dir, "cluster.json", &list(vec![node("a", "4")]));
-    let p = write_json(&dir, "pod.json", &pod("p", json!({})));
+    let (c, p) = one_node_and_a_pod(&dir);
     let o = sift_in(
         &dir,
         &[

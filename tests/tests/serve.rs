@@ -25,6 +25,16 @@ impl Server {
         Server::start_with(args, Stdio::null())
     }
 
+    /// A server on the bundled plugins and the demo cluster.
+    fn on_demo() -> Server {
+        Server::start(&[
+            "--plugins",
+            plugins_dir().to_str().unwrap(),
+            "--cluster",
+            demo_cluster().to_str().unwrap(),
+        ])
+    }
+
     /// A server whose stderr (its log) goes to `log`.
     fn start_logged(args: &[&str], log: &Path) -> Server {
         let file = std::fs::File::create(log).expect("log file");
@@ -186,12 +196,7 @@ fn web_pod() -> Value {
 
 #[test]
 fn both_node_cache_modes_answer_as_kube_scheduler_expects() {
-    let s = Server::start(&[
-        "--plugins",
-        plugins_dir().to_str().unwrap(),
-        "--cluster",
-        demo_cluster().to_str().unwrap(),
-    ]);
+    let s = Server::on_demo();
     let nodes = demo_nodes();
     // nodeCacheCapable: true. Go encodes the nil Nodes pointer as null.
     let mut all = names(&nodes);
@@ -790,12 +795,7 @@ fn a_cluster_file_change_is_applied_once_and_a_lasting_error_logged_once() {
 /// with every name ever sent.
 #[test]
 fn nodes_sent_in_a_request_are_that_requests_only() {
-    let s = Server::start(&[
-        "--plugins",
-        plugins_dir().to_str().unwrap(),
-        "--cluster",
-        demo_cluster().to_str().unwrap(),
-    ]);
+    let s = Server::on_demo();
     let nodes = demo_nodes();
     let all = names(&nodes);
     let by_names = || {
