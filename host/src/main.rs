@@ -189,7 +189,7 @@ fn main() -> ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     match cli.log_format {
-        LogFormat::Text => logs.init(),
+        LogFormat::Text => logs.fmt_fields(escaped_fields()).init(),
         LogFormat::Json => logs.json().init(),
     }
     match run(cli.command) {
@@ -199,6 +199,22 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The text log's fields with control characters escaped: messages carry
+/// text from plugins and input files, and a newline in one must not forge
+/// a log line. (The JSON format escapes by itself.)
+fn escaped_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+        let text = format!("{value:?}");
+        if field.name() == "message" {
+            write!(w, "{}", printable(&text))
+        } else {
+            write!(w, "{}={}", field.name(), printable(&text))
+        }
+    })
+    .delimited(" ")
 }
 
 /// A level (`debug`) applies to sift and its plugins; the runtime's own
@@ -323,7 +339,8 @@ fn filter(a: FilterArgs) -> Result<ExitCode> {
     } else {
         let mut pods = Vec::new();
         for file in &a.pod {
-            let objects = Objects::read_files(std::slice::from_ref(file))?;
+            let mut objects = Objects::default();
+            objects.read_file(file)?;
             if objects.pods.is_empty() {
                 bail!("{}: holds no Pod{}", file.display(), objects.found());
             }

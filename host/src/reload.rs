@@ -15,7 +15,6 @@ use crate::plugin::{ConfiguredPlugin, Cycle, FilterPlugin, PrepareOutcome};
 use crate::registry::component_files;
 use crate::runtime::Runtime;
 use crate::snapshot::Snapshot;
-use crate::text::printable;
 use crate::wasm::WasmPlugin;
 use anyhow::{Result, anyhow};
 use arc_swap::ArcSwap;
@@ -153,12 +152,11 @@ impl Reloader {
         };
         for (key, message) in &problems {
             if s.errors.get(key) != Some(message) {
-                // Messages carry plugin-made text (errors, names): escaped.
-                tracing::error!(source = %printable(key), "{}", printable(message));
+                tracing::error!(source = %key, "{message}");
             }
         }
         for key in s.errors.keys().filter(|k| !problems.contains_key(*k)) {
-            tracing::info!(source = %printable(key), "resolved");
+            tracing::info!(source = %key, "resolved");
         }
         s.errors = problems;
         s.generation = self.current.load().generation;
@@ -229,10 +227,7 @@ impl Reloader {
                 if let Ok(mut s) = self.status.lock()
                     && s.config_error.as_ref() != Some(&message)
                 {
-                    tracing::error!(
-                        "config not reloaded, the previous one stays: {}",
-                        printable(&message)
-                    );
+                    tracing::error!("config not reloaded, the previous one stays: {message}");
                     self.metrics.reload("config", false);
                     s.config_error = Some(message);
                 }

@@ -9,6 +9,7 @@
 //! Retry-After (kube-scheduler treats that as an extender error, which an
 //! `ignorable` extender survives).
 
+use crate::cache::sha256_hex;
 use crate::cluster::ClusterState;
 use crate::config::Config;
 use crate::conn::{HeaderDeadline, IDLE_TIMEOUT};
@@ -18,7 +19,6 @@ use crate::kube;
 use crate::metrics::{CodeLabel, Metrics, PluginLabel, ResultLabel};
 use crate::reload::{Profile, ReloadStatus, Reloader};
 use crate::runtime::Runtime;
-use crate::text::printable;
 use anyhow::{Context, Result, anyhow};
 use arc_swap::ArcSwap;
 use axum::Router;
@@ -31,7 +31,6 @@ use k8s_openapi::api::core::v1 as k8s;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 use std::collections::{BTreeSet, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -122,10 +121,10 @@ struct ClusterFeed {
     file_nodes: BTreeSet<String>,
     file_pods: BTreeSet<String>,
     file_error: Option<String>,
-    /// SHA-256 of the files' contents last applied: a file event that
+    /// SHA-256 of each file's contents last applied: a file event that
     /// leaves them unchanged (touch, chmod, a rewrite with the same bytes)
     /// costs a read, not a parse.
-    applied: Option<String>,
+    applied: Option<Vec<String>>,
     /// Reloads that applied the files.
     reloads: u64,
 }
@@ -137,20 +136,12 @@ impl ClusterFeed {
         if self.files.is_empty() {
             return Ok(false);
         }
-        let mut hasher = Sha256::new();
         let mut texts = Vec::with_capacity(self.files.len());
         for f in &self.files {
-            let bytes = std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?;
-            hasher.update((bytes.len() as u64).to_le_bytes());
-            hasher.update(&bytes);
-            texts.push(bytes);
+            texts.push(std::fs::read(f).with_context(|| format!("cannot read {}", f.display()))?);
         }
-        let digest: String = hasher
-            .finalize()
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        if !force && self.applied.as_deref() == Some(digest.as_str()) {
+        let digests: Vec<String> = texts.iter().map(|t| sha256_hex(t)).collect();
+        if !force && self.applied.as_ref() == Some(&digests) {
             return Ok(false);
         }
         let mut objects = Objects::default();
@@ -185,7 +176,7 @@ impl ClusterFeed {
         }
         self.file_nodes = nodes;
         self.file_pods = pods;
-        self.applied = Some(digest);
+        self.applied = Some(digests);
         self.reloads += 1;
         Ok(true)
     }
@@ -527,8 +518,7 @@ impl Server {
                 // Once per distinct failure, not once per file event.
                 if feed.file_error.as_ref() != Some(&message) {
                     tracing::error!(
-                        "cluster files not reloaded, the previous state stays: {}",
-                        printable(&message)
+                        "cluster files not reloaded, the previous state stays: {message}"
                     );
                 }
                 feed.file_error = Some(message);
@@ -549,28 +539,33 @@ impl Server {
                 ..Default::default()
             });
         }
-        let (snapshot, candidates, unknown, objects) = {
+        // A Nodes request's objects are echoed back for the feasible names;
+        // its models (a name sent twice: the first object counts) become
+        // the request's node table.
+        let (names, models, objects) = match nodes {
+            RequestNodes::Objects(list) => {
+                let mut models = Vec::with_capacity(list.len());
+                let mut objects = Vec::with_capacity(list.len());
+                let mut seen = HashSet::new();
+                for (model, raw) in list {
+                    objects.push((model.name.clone(), raw));
+                    if seen.insert(model.name.clone()) {
+                        models.push(model);
+                    }
+                }
+                let names = objects.iter().map(|(n, _)| n.clone()).collect();
+                (names, Some(models), Some(objects))
+            }
+            RequestNodes::Names(names) => (names, None, None),
+        };
+        let (snapshot, candidates, unknown) = {
             let mut feed = self
                 .cluster
                 .lock()
                 .map_err(|_| "cluster state unavailable".to_string())?;
-            let (snapshot, names, objects) = match nodes {
-                RequestNodes::Objects(list) => {
-                    let mut models = Vec::with_capacity(list.len());
-                    let mut seen = HashSet::new();
-                    let mut names = Vec::with_capacity(list.len());
-                    let mut objects = Vec::with_capacity(list.len());
-                    for (model, raw) in list {
-                        names.push(model.name.clone());
-                        objects.push((model.name.clone(), raw));
-                        // A name sent twice: the first object counts.
-                        if seen.insert(model.name.clone()) {
-                            models.push(model);
-                        }
-                    }
-                    (feed.state.request_snapshot(models), names, Some(objects))
-                }
-                RequestNodes::Names(names) => (feed.state.snapshot(), names, None),
+            let snapshot = match models {
+                Some(models) => feed.state.request_snapshot(models),
+                None => feed.state.snapshot(),
             };
             let mut seen = HashSet::new();
             let mut candidates = Vec::with_capacity(names.len());
@@ -584,7 +579,7 @@ impl Server {
                     None => unknown.push(n.clone()),
                 }
             }
-            (snapshot, candidates, unknown, objects)
+            (snapshot, candidates, unknown)
         };
         let mut result = if candidates.is_empty() {
             let mut r = ExtenderFilterResult::default();
@@ -602,10 +597,10 @@ impl Server {
                 &candidates,
             );
             for e in &outcome.ignored_errors {
-                tracing::warn!("ignored plugin error: {}", printable(e));
+                tracing::warn!("ignored plugin error: {e}");
             }
             if let Some(e) = &outcome.error {
-                tracing::warn!("filter request failed: {}", printable(e));
+                tracing::warn!("filter request failed: {e}");
             }
             filter_result(&outcome, objects)
         };
@@ -698,11 +693,7 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
             ClusterEvent::UpsertNode(n) => state.upsert_node(*n),
             ClusterEvent::DeleteNode(name) => state.remove_node(&name),
             ClusterEvent::UpsertPod(p) => state.upsert_pod(&p).unwrap_or_else(|e| {
-                tracing::error!(
-                    "pod {} not applied: {}",
-                    printable(&kube::pod_key(&p)),
-                    printable(&format!("{e:#}"))
-                );
+                tracing::error!("pod {} not applied: {e:#}", kube::pod_key(&p));
                 false
             }),
             ClusterEvent::DeletePod(p) => state.remove_pod(&p),

@@ -187,7 +187,7 @@ impl WasmPlugin {
         }
         // Statuses carry one line: the trap or the host's reason. The wasm
         // backtrace (a line per frame) goes to the debug log.
-        tracing::debug!(plugin = %self.label, "{what} failed: {}", printable(&format!("{e:?}")));
+        tracing::debug!(plugin = %self.label, "{what} failed: {e:?}");
         let text = match e.downcast_ref::<wasmtime::Trap>() {
             Some(trap) => trap.to_string(),
             None => e.root_cause().to_string(),

@@ -109,18 +109,8 @@ impl Server {
 
 impl Server {
     /// A server on a fixture's plugins, config and cluster, plus `extra` flags.
-    fn on_fixture(
-        (plugins, config, cluster): &(PathBuf, PathBuf, PathBuf),
-        extra: &[&str],
-    ) -> Server {
-        let mut args = vec![
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "-c",
-            config.to_str().unwrap(),
-            "--cluster",
-            cluster.to_str().unwrap(),
-        ];
+    fn on_fixture(fixture: &(PathBuf, PathBuf, PathBuf), extra: &[&str]) -> Server {
+        let mut args = fixture_args(fixture);
         args.extend_from_slice(extra);
         Server::start(&args)
     }
