@@ -1,7 +1,7 @@
 //! Integration tests for sift live in `tests/`; conformance cases in
 //! `cases/`; sample data in `data/`. Helpers to find what the build made.
 
-use sift_host::snapshot::Snapshot;
+use sift_host::cluster::Snapshot;
 use sift_sdk::{Node, Pod};
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -12,18 +12,18 @@
 //! fields it gives. Cycles run over every node (percentageOfNodesToScore
 //! 100) with short-circuiting, prepare steps included.
 
+use crate::cluster::ClusterState;
+use crate::config::EngineOptions;
 use crate::config::{DEFAULT_FILTERS, PluginRef};
-use crate::engine::{CycleOutcome, Engine, EngineOptions};
+use crate::engine::{CycleOutcome, Engine};
 use crate::input::Objects;
-use crate::kube;
-use crate::registry::Catalog;
-use crate::snapshot::Snapshot;
+use crate::input::kube;
+use crate::plugins::registry::Catalog;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 #[derive(Debug, Deserialize)]
 pub struct Case {
@@ -161,7 +161,7 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
     for (i, p) in case.pods.into_iter().enumerate() {
         objects.add_json(file, &format!("pods[{i}]"), p, Some("Pod"))?;
     }
-    let snapshot = Arc::new(Snapshot::from_objects(&objects)?);
+    let snapshot = ClusterState::from_objects(&objects)?.snapshot();
     let mut target = Objects::default();
     target.add_json(file, "pod", case.pod, Some("Pod"))?;
     let (pod_obj, _) = target

@@ -39,7 +39,7 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
         s.push('\n');
     }
     if !o.statuses.is_empty() {
-        let mut rows: Vec<(&str, &crate::diagnosis::NodeStatus)> =
+        let mut rows: Vec<(&str, &crate::engine::diagnosis::NodeStatus)> =
             o.statuses.iter().map(|(n, st)| (&**n, st)).collect();
         rows.sort_by(|a, b| a.0.cmp(b.0));
         rows.truncate(cap(rows.len()));

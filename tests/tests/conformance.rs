@@ -3,9 +3,10 @@
 //! the native baseline agree.
 
 use sift_host::config::{Config, DEFAULT_FILTERS};
+use sift_host::config::{Grants, Limits};
 use sift_host::conformance::{collect_case_files, run_case};
-use sift_host::registry::Catalog;
-use sift_host::runtime::{Grants, Limits, Runtime};
+use sift_host::plugins::registry::Catalog;
+use sift_host::runtime::Runtime;
 use std::sync::Arc;
 
 fn run_all(catalog: &Catalog) -> (usize, Vec<String>) {

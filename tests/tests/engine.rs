@@ -2,10 +2,11 @@
 //! Error versus rejection, the message format. Uses in-process predicates
 //! so each behaviour is isolated from plugin logic.
 
-use sift_host::engine::{Engine, EngineOptions};
-use sift_host::native::NativeFilterPlugin;
-use sift_host::plugin::ConfiguredPlugin;
-use sift_host::sampling::num_feasible_nodes_to_find;
+use sift_host::config::EngineOptions;
+use sift_host::engine::Engine;
+use sift_host::engine::plugin::ConfiguredPlugin;
+use sift_host::engine::sampling::num_feasible_nodes_to_find;
+use sift_host::plugins::native::NativeFilterPlugin;
 use sift_sdk::native::NativePlugin;
 use sift_sdk::{Args, Code, Node, Pod, Predicate, Prepare, Status};
 use sift_tests::{pod, snapshot};

@@ -3,9 +3,10 @@
 //! reference does: the same predicate in each language.
 
 use sift_host::config::Config;
+use sift_host::config::{Grants, Limits};
 use sift_host::conformance::{collect_case_files, run_case};
-use sift_host::registry::Catalog;
-use sift_host::runtime::{Grants, Limits, Runtime};
+use sift_host::plugins::registry::Catalog;
+use sift_host::runtime::Runtime;
 use std::path::PathBuf;
 use std::sync::Arc;
 

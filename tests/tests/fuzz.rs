@@ -381,10 +381,10 @@ fn read_input(file: &str, text: &str) -> bool {
         return false;
     }
     // Building the snapshot converts every node and bound pod.
-    let built = sift_host::snapshot::Snapshot::from_objects(&objects).is_ok();
+    let built = ClusterState::from_objects(&objects).is_ok();
     for (pod, _) in &objects.pods {
-        let _ = sift_host::kube::pod(pod);
-        let _ = sift_host::kube::not_for_scheduler(pod, "default-scheduler");
+        let _ = sift_host::input::kube::pod(pod);
+        let _ = sift_host::input::kube::not_for_scheduler(pod, "default-scheduler");
     }
     built
 }

@@ -5,10 +5,12 @@
 //! Fixtures are hand-written core modules (WAT) implementing the contract's
 //! canonical ABI, wrapped into components with wit-component.
 
+use sift_host::config::EngineOptions;
 use sift_host::config::{Config, PluginRef};
-use sift_host::engine::{Engine, EngineOptions};
-use sift_host::registry::Catalog;
-use sift_host::runtime::{Grants, Limits, Runtime};
+use sift_host::config::{Grants, Limits};
+use sift_host::engine::Engine;
+use sift_host::plugins::registry::Catalog;
+use sift_host::runtime::Runtime;
 use sift_tests::fixtures::{componentize, plugin_wat};
 use sift_tests::{pod, snapshot};
 use std::path::{Path, PathBuf};

@@ -7,52 +7,17 @@
 //! kube-scheduler with one worker (which node stops the search, which
 //! statuses are recorded, where the next cycle starts), whatever the timing.
 
-use crate::diagnosis::{Diagnosis, NodeStatus};
-use crate::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
-use crate::sampling::num_feasible_nodes_to_find;
-use crate::snapshot::Snapshot;
+use crate::cluster::Snapshot;
+use crate::config::{EngineOptions, check_parallelism};
+use crate::engine::diagnosis::{Diagnosis, NodeStatus};
+use crate::engine::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
+use crate::engine::sampling::num_feasible_nodes_to_find;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use sift_sdk::{Code, Pod, Status};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// The most worker threads a cycle may use. kube-scheduler sets no bound,
-/// but each worker is an OS thread started with the engine: thousands take
-/// seconds to start and gain nothing (a cycle runs at most one task per
-/// core).
-pub const MAX_PARALLELISM: usize = 256;
-
-/// A worker count in 1..=[`MAX_PARALLELISM`].
-pub fn check_parallelism(p: usize) -> Result<usize> {
-    if !(1..=MAX_PARALLELISM).contains(&p) {
-        anyhow::bail!("{p} is out of range: use 1 to {MAX_PARALLELISM} worker threads");
-    }
-    Ok(p)
-}
-
-/// The knobs of the filter phase, named as in KubeSchedulerConfiguration.
-#[derive(Clone, Debug)]
-pub struct EngineOptions {
-    /// 0 = adaptive (`max(5, 50 - n/125)`), else 1..=100.
-    pub percentage_of_nodes_to_score: u32,
-    /// Worker threads evaluating nodes (kube-scheduler's default: 16).
-    pub parallelism: usize,
-    /// Run every filter on every node instead of stopping at the first
-    /// rejection; the node's reasons are then those of all failing filters.
-    pub always_check_all_predicates: bool,
-}
-
-impl Default for EngineOptions {
-    fn default() -> Self {
-        EngineOptions {
-            percentage_of_nodes_to_score: 0,
-            parallelism: 16,
-            always_check_all_predicates: false,
-        }
-    }
-}
 
 /// What one cycle found.
 #[derive(Clone, Debug, Serialize)]

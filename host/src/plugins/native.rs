@@ -2,7 +2,9 @@
 //! directly. The performance baseline for the Wasm runtime, and the same
 //! code as the components, so the two must agree.
 
-use crate::plugin::{BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared};
+use crate::engine::plugin::{
+    BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
+};
 use sift_sdk::native::{DynPredicate, NativePlugin, PodState};
 use sift_sdk::{Prepare, Status};
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -7,11 +7,13 @@
 //! instance that trapped, missed its deadline or ran out of memory is
 //! dropped and replaced by a fresh one on the next call.
 
-use crate::plugin::{BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared};
+use crate::cluster::Snapshot;
+use crate::engine::plugin::{
+    BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
+};
 use crate::runtime::bindings::sift::predicate::types as wire;
 use crate::runtime::bindings::{PredicatePlugin, PredicatePluginPre};
 use crate::runtime::{InstanceState, Runtime};
-use crate::snapshot::Snapshot;
 use crate::text::printable;
 use sift_sdk::{Code, NodeFields, Status};
 use std::path::{Path, PathBuf};
@@ -235,7 +237,7 @@ impl WasmPlugin {
         mut store: Store<InstanceState>,
         bindings: PredicatePlugin,
     ) -> Result<Instance, PluginError> {
-        store.set_epoch_deadline(self.runtime.limits().deadline_ticks());
+        store.set_epoch_deadline(self.runtime.deadline_ticks());
         bindings
             .sift_predicate_predicate()
             .call_init(&mut store, &self.args)
@@ -317,8 +319,7 @@ impl WasmPlugin {
                     node: node_to_wire(snapshot.node(slot), fields),
                 })
                 .collect();
-            i.store
-                .set_epoch_deadline(self.runtime.limits().deadline_ticks());
+            i.store.set_epoch_deadline(self.runtime.deadline_ticks());
             api.call_sync_nodes(&mut i.store, &upserts, removed)
                 .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
             removed = &[];
@@ -336,8 +337,7 @@ impl WasmPlugin {
     ) -> Result<PrepareOutcome, PluginError> {
         self.sync(i, &cycle.snapshot)?;
         i.prepared_cycle = None;
-        i.store
-            .set_epoch_deadline(self.runtime.limits().deadline_ticks());
+        i.store.set_epoch_deadline(self.runtime.deadline_ticks());
         let result = i
             .bindings
             .sift_predicate_predicate()
@@ -399,8 +399,7 @@ impl BatchFilter for WasmBatch<'_> {
                 // Another instance ran this cycle's prepare: replay it here.
                 p.prepare_on(i, self.cycle, &self.pod)?;
             }
-            i.store
-                .set_epoch_deadline(p.runtime.limits().deadline_ticks());
+            i.store.set_epoch_deadline(p.runtime.deadline_ticks());
             let got = i
                 .bindings
                 .sift_predicate_predicate()
@@ -613,8 +612,7 @@ impl WasmPlugin {
             let api = i.bindings.sift_predicate_predicate();
             let slots: Vec<u32> = (0..snapshot.len() as u32).collect();
             let started = std::time::Instant::now();
-            i.store
-                .set_epoch_deadline(p.runtime.limits().deadline_ticks() * 100);
+            i.store.set_epoch_deadline(p.runtime.deadline_ticks() * 100);
             api.call_filter(&mut i.store, &slots)
                 .map_err(|e| p.call_error("filter", &i.store, e))?;
             let batched = started.elapsed().as_nanos() as f64 / slots.len().max(1) as f64;
@@ -632,8 +630,7 @@ impl WasmPlugin {
                     slot: slot as u32,
                     node: node_to_wire(node, fields),
                 };
-                i.store
-                    .set_epoch_deadline(p.runtime.limits().deadline_ticks());
+                i.store.set_epoch_deadline(p.runtime.deadline_ticks());
                 api.call_sync_nodes(&mut i.store, std::slice::from_ref(&entry), &[])
                     .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
                 api.call_filter(&mut i.store, &[slot as u32])

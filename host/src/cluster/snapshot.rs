@@ -2,9 +2,6 @@
 //! bound pods use (kube-scheduler's NodeInfo list), in kube-scheduler's
 //! node order.
 
-use crate::cluster::ClusterState;
-use crate::input::Objects;
-use crate::kube;
 use anyhow::{Result, bail};
 use sift_sdk::Node;
 use std::collections::{BTreeSet, HashMap};
@@ -36,28 +33,6 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// Builds from nodes (in input order) and the pods bound to them.
-    /// Pods in phase Succeeded or Failed hold nothing.
-    pub fn from_objects(objects: &Objects) -> Result<Snapshot> {
-        let mut cluster = ClusterState::default();
-        for (obj, origin) in &objects.nodes {
-            let node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
-            if node.name.is_empty() {
-                bail!("{origin}: node has no metadata.name");
-            }
-            if cluster.contains_node(&node.name) {
-                bail!("{origin}: node {} appears more than once", node.name);
-            }
-            cluster.upsert_node(node);
-        }
-        for (pod, origin) in &objects.pods {
-            cluster
-                .upsert_pod(pod)
-                .map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
-        }
-        Ok(Arc::unwrap_or_clone(cluster.snapshot()))
-    }
-
     /// Builds from ready-made nodes (benchmarks, tests).
     pub fn from_nodes(nodes: Vec<Node>) -> Result<Snapshot> {
         let mut by_name = HashMap::with_capacity(nodes.len());

@@ -9,7 +9,7 @@
 //!   that ordinary guests (Rust std, C, Go...) instantiate, but clocks are
 //!   frozen (see [`FrozenMonotonicClock`]), randomness is a fixed sequence, the environment is empty and
 //!   stdio is discarded unless the configuration grants them (granted, each
-//!   line becomes a log message of the plugin's: see [`crate::plugin_log`]).
+//!   line becomes a log message of the plugin's: see [`crate::runtime::plugin_log`]).
 //! - The filesystem is linked with no directory preopened, ever: WASI
 //!   preview-1 adapters (C, Go, WAT plugins) ask for the preopens on their
 //!   first fd call and get an empty list; no descriptor can be had, so no
@@ -17,9 +17,13 @@
 //!   all: calling one traps with a message naming the interface, which the
 //!   host reports as the plugin's Error.
 
-use crate::cache::{CompileCache, sha256_hex};
-use crate::plugin_log::{Level as LogLevel, PluginLogger, PluginLogs, StdioLines};
+pub mod cache;
+pub mod plugin_log;
+
+use crate::config::{Grants, Limits};
 use anyhow::{Context, Result, anyhow};
+use cache::{CompileCache, sha256_hex};
+use plugin_log::{Level as LogLevel, PluginLogger, PluginLogs, StdioLines};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -37,42 +41,6 @@ pub mod bindings {
 
 /// Epoch granularity of call deadlines.
 pub const TICK: Duration = Duration::from_millis(5);
-
-/// Per-plugin resource limits.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Limits {
-    /// Wall-clock budget of one call into a plugin.
-    pub call_deadline: Duration,
-    /// Linear memory one instance may grow to.
-    pub memory_bytes: usize,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        Limits {
-            call_deadline: Duration::from_secs(1),
-            memory_bytes: 256 << 20,
-        }
-    }
-}
-
-impl Limits {
-    pub fn deadline_ticks(&self) -> u64 {
-        (self.call_deadline.as_nanos().div_ceil(TICK.as_nanos()) as u64).max(1)
-    }
-}
-
-/// WASI capabilities granted to plugins (none by default).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Grants {
-    /// Real wall and monotonic clocks instead of frozen ones (the wall clock
-    /// at the Unix epoch, the monotonic clock at 1 ns).
-    pub clocks: bool,
-    /// Real randomness instead of a fixed sequence.
-    pub random: bool,
-    /// Plugin stdout/stderr go to the host's stderr instead of nowhere.
-    pub stdio: bool,
-}
 
 /// What each instance's store holds.
 pub struct InstanceState {
@@ -436,6 +404,16 @@ impl Runtime {
         &self.limits
     }
 
+    /// The call deadline in epoch ticks (at least one).
+    pub fn deadline_ticks(&self) -> u64 {
+        (self
+            .limits
+            .call_deadline
+            .as_nanos()
+            .div_ceil(TICK.as_nanos()) as u64)
+            .max(1)
+    }
+
     /// A linker for one component: the shared one, with every import the
     /// sandbox does not provide defined as a trap.
     ///
@@ -536,7 +514,7 @@ impl Runtime {
         };
         let mut store = wasmtime::Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limiter);
-        store.set_epoch_deadline(self.limits.deadline_ticks());
+        store.set_epoch_deadline(self.deadline_ticks());
         store
     }
 

@@ -3,10 +3,10 @@
 //! configured selection of them in order.
 
 use crate::config::{Config, PluginRef};
-use crate::native::{NativeFilterPlugin, builtin};
-use crate::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::contract::WasmPlugin;
+use crate::engine::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::plugins::native::{NativeFilterPlugin, builtin};
 use crate::runtime::Runtime;
-use crate::wasm::WasmPlugin;
 use anyhow::{Context, Result, anyhow, bail};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

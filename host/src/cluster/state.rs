@@ -8,9 +8,9 @@
 //! `Nodes`-mode extender requests get a table of their own (see
 //! [`ClusterState`]).
 
-use crate::kube;
-use crate::snapshot::Snapshot;
-use anyhow::Result;
+use super::Snapshot;
+use crate::input::{Objects, kube};
+use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1 as k8s;
 use sift_sdk::resources::Resources;
 use sift_sdk::{HostPort, Node};
@@ -140,6 +140,28 @@ pub struct ClusterState {
 }
 
 impl ClusterState {
+    /// The state of nodes (in input order) and the pods bound to them.
+    /// Pods in phase Succeeded or Failed hold nothing.
+    pub fn from_objects(objects: &Objects) -> Result<ClusterState> {
+        let mut cluster = ClusterState::default();
+        for (obj, origin) in &objects.nodes {
+            let node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
+            if node.name.is_empty() {
+                bail!("{origin}: node has no metadata.name");
+            }
+            if cluster.contains_node(&node.name) {
+                bail!("{origin}: node {} appears more than once", node.name);
+            }
+            cluster.upsert_node(node);
+        }
+        for (pod, origin) in &objects.pods {
+            cluster
+                .upsert_pod(pod)
+                .map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
+        }
+        Ok(cluster)
+    }
+
     pub fn contains_node(&self, name: &str) -> bool {
         self.cluster.slots.contains_key(name)
     }

@@ -5,7 +5,7 @@
 //! `sift.io/<plugin-name>: deny` is rejected (UnschedulableAndUnresolvable,
 //! reason `node(s) were denied by <PluginName>`); others pass.
 
-use crate::componentize::CONTRACT;
+use crate::authoring::componentize::CONTRACT;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -122,7 +122,7 @@ type Template = &'static [(&'static str, &'static str)];
 
 macro_rules! template {
     ($lang:literal: $($file:literal),+ $(,)?) => {
-        &[$(($file, include_str!(concat!("../templates/", $lang, "/", $file)))),+]
+        &[$(($file, include_str!(concat!("../../templates/", $lang, "/", $file)))),+]
     };
 }
 
@@ -139,34 +139,34 @@ const JS: Template = template!(
 /// a Go module cannot import a package from outside its tree without a
 /// module proxy, which plugin authors may not reach.
 const GO_SDK: Template = &[
-    ("sdk/go.mod", include_str!("../../plugin-sdk/go/go.mod")),
+    ("sdk/go.mod", include_str!("../../../plugin-sdk/go/go.mod")),
     (
         "sdk/component.sh",
-        include_str!("../../plugin-sdk/go/component.sh"),
+        include_str!("../../../plugin-sdk/go/component.sh"),
     ),
     (
         "sdk/patch_core.py",
-        include_str!("../../plugin-sdk/go/patch_core.py"),
+        include_str!("../../../plugin-sdk/go/patch_core.py"),
     ),
     (
         "sdk/sift/abi.go",
-        include_str!("../../plugin-sdk/go/sift/abi.go"),
+        include_str!("../../../plugin-sdk/go/sift/abi.go"),
     ),
     (
         "sdk/sift/adapter.go",
-        include_str!("../../plugin-sdk/go/sift/adapter.go"),
+        include_str!("../../../plugin-sdk/go/sift/adapter.go"),
     ),
     (
         "sdk/sift/doc.go",
-        include_str!("../../plugin-sdk/go/sift/doc.go"),
+        include_str!("../../../plugin-sdk/go/sift/doc.go"),
     ),
     (
         "sdk/sift/register.go",
-        include_str!("../../plugin-sdk/go/sift/register.go"),
+        include_str!("../../../plugin-sdk/go/sift/register.go"),
     ),
     (
         "sdk/sift/types.go",
-        include_str!("../../plugin-sdk/go/sift/types.go"),
+        include_str!("../../../plugin-sdk/go/sift/types.go"),
     ),
 ];
 

@@ -16,7 +16,7 @@ use wit_bindgen_core::wit_parser::{Resolve, WorldId};
 
 /// The contract, embedded so that what sift builds and scaffolds always
 /// matches the WIT this sift speaks.
-pub const CONTRACT: &str = include_str!("../../wit/0.1.0/predicate.wit");
+pub const CONTRACT: &str = include_str!("../../../wit/0.1.0/predicate.wit");
 /// The world a plugin implements.
 pub const WORLD: &str = "predicate-plugin";
 

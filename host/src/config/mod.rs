@@ -21,8 +21,12 @@
 //! sandbox: {clocks: false, random: false, stdio: false}
 //! ```
 
-use crate::engine::{EngineOptions, check_parallelism};
-use crate::runtime::{Grants, Limits};
+mod engine_options;
+mod limits;
+
+pub use engine_options::{EngineOptions, MAX_PARALLELISM, check_parallelism};
+pub use limits::{Grants, Limits};
+
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -111,27 +115,6 @@ pub struct LimitsSection {
     pub memory: Option<String>,
 }
 
-impl<'de> Deserialize<'de> for Grants {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct Wire {
-            #[serde(default)]
-            clocks: bool,
-            #[serde(default)]
-            random: bool,
-            #[serde(default)]
-            stdio: bool,
-        }
-        let w = Wire::deserialize(d)?;
-        Ok(Grants {
-            clocks: w.clocks,
-            random: w.random,
-            stdio: w.stdio,
-        })
-    }
-}
-
 impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
@@ -182,7 +165,7 @@ impl Config {
     pub fn scheduler_name(&self) -> &str {
         self.scheduler_name
             .as_deref()
-            .unwrap_or(crate::kube::DEFAULT_SCHEDULER_NAME)
+            .unwrap_or(crate::input::kube::DEFAULT_SCHEDULER_NAME)
     }
 
     pub fn engine_options(&self) -> EngineOptions {

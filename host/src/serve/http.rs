@@ -9,16 +9,19 @@
 //! Retry-After (kube-scheduler treats that as an extender error, which an
 //! `ignorable` extender survives).
 
-use crate::cache::sha256_hex;
+use super::requests::{
+    FilterRequest, RequestNodes, apply_cluster_events, parse_cluster_events, parse_filter_request,
+};
 use crate::cluster::ClusterState;
 use crate::config::Config;
-use crate::conn::{HeaderDeadline, IDLE_TIMEOUT};
-use crate::extender::{ExtenderArgs, ExtenderFilterResult, filter_result};
 use crate::input::Objects;
-use crate::kube;
-use crate::metrics::{CodeLabel, Metrics, PluginLabel, ResultLabel};
-use crate::reload::{Profile, ReloadStatus, Reloader};
+use crate::input::kube;
 use crate::runtime::Runtime;
+use crate::runtime::cache::sha256_hex;
+use crate::serve::conn::{HeaderDeadline, IDLE_TIMEOUT};
+use crate::serve::extender::{ExtenderFilterResult, filter_result};
+use crate::serve::metrics::{CodeLabel, Metrics, PluginLabel, ResultLabel};
+use crate::serve::reload::{Profile, ReloadStatus, Reloader};
 use anyhow::{Context, Result, anyhow};
 use arc_swap::ArcSwap;
 use axum::Router;
@@ -27,9 +30,6 @@ use axum::extract::{Path as UrlPath, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use k8s_openapi::api::core::v1 as k8s;
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashSet};
 use std::net::SocketAddr;
@@ -471,33 +471,6 @@ fn bad_request(message: String) -> Response {
         .into_response()
 }
 
-/// Deserializes with the JSON path of the first problem in the error;
-/// `path` is where `json` sits in the request body.
-fn from_json<T: serde::de::DeserializeOwned>(json: &[u8], path: &str) -> Result<T, String> {
-    let mut de = serde_json::Deserializer::from_slice(json);
-    serde_path_to_error::deserialize(&mut de).map_err(|e| {
-        if path.is_empty() && !e.inner().is_data() {
-            return format!("body is not JSON: {}", e.inner());
-        }
-        at_path(path, &e.path().to_string(), e.inner())
-    })
-}
-
-/// As [`from_json`], from parsed JSON.
-fn from_value<T: serde::de::DeserializeOwned>(value: Value, path: &str) -> Result<T, String> {
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| at_path(path, &e.path().to_string(), e.inner()))
-}
-
-fn at_path(path: &str, inner: &str, e: impl std::fmt::Display) -> String {
-    let at = match (path.is_empty(), inner == ".") {
-        (true, _) => inner.to_string(),
-        (false, true) => path.to_string(),
-        (false, false) => format!("{path}.{inner}"),
-    };
-    format!("{at}: {e}")
-}
-
 impl Server {
     fn reload_cluster(&self, force: bool) {
         let Ok(mut feed) = self.cluster.lock() else {
@@ -630,167 +603,6 @@ impl Server {
             "pods": feed.state.pod_count(),
         }))
     }
-}
-
-/// A filter request's pod and nodes, checked.
-pub struct FilterRequest {
-    pub pod: sift_sdk::Pod,
-    pub nodes: RequestNodes,
-}
-
-/// What the request names the nodes by.
-pub enum RequestNodes {
-    /// `Nodes` (nodeCacheCapable: false): each node's model and its object
-    /// as sent, to echo back.
-    Objects(Vec<(sift_sdk::Node, Box<RawValue>)>),
-    /// `NodeNames` (nodeCacheCapable: true).
-    Names(Vec<String>),
-}
-
-/// Parses an extender filter request (`ExtenderArgs`); errors name the JSON
-/// path of the problem, e.g. `Nodes.items[1].metadata.labels: ...`.
-pub fn parse_filter_request(body: &[u8]) -> Result<FilterRequest, String> {
-    let args: ExtenderArgs = from_json(body, "")?;
-    let pod: k8s::Pod = from_json(args.pod.get().as_bytes(), "Pod")?;
-    let pod = kube::pod(&pod).map_err(|e| format!("Pod: {e:#}"))?;
-    let nodes = match (args.nodes, args.node_names) {
-        (Some(list), _) => {
-            let mut out = Vec::with_capacity(list.items.len());
-            for (i, item) in list.items.into_iter().enumerate() {
-                let path = format!("Nodes.items[{i}]");
-                let node: k8s::Node = from_json(item.get().as_bytes(), &path)?;
-                let model = kube::node(&node).map_err(|e| format!("{path}: {e:#}"))?;
-                if model.name.is_empty() {
-                    return Err(format!("{path}.metadata.name: missing"));
-                }
-                out.push((model, item));
-            }
-            RequestNodes::Objects(out)
-        }
-        (None, Some(names)) => RequestNodes::Names(names),
-        (None, None) => return Err("neither Nodes nor NodeNames is set".into()),
-    };
-    Ok(FilterRequest { pod, nodes })
-}
-
-/// What one watch event does to the cluster state, checked: applying it
-/// cannot fail.
-pub enum ClusterEvent {
-    UpsertNode(Box<sift_sdk::Node>),
-    DeleteNode(String),
-    /// A pod whose resources parse.
-    UpsertPod(Box<k8s::Pod>),
-    DeletePod(Box<k8s::Pod>),
-    Bookmark,
-}
-
-/// Applies checked events in order; returns how many changed something.
-pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>) -> usize {
-    let mut changed = 0;
-    for event in events {
-        let did = match event {
-            ClusterEvent::Bookmark => false,
-            ClusterEvent::UpsertNode(n) => state.upsert_node(*n),
-            ClusterEvent::DeleteNode(name) => state.remove_node(&name),
-            ClusterEvent::UpsertPod(p) => state.upsert_pod(&p).unwrap_or_else(|e| {
-                tracing::error!("pod {} not applied: {e:#}", kube::pod_key(&p));
-                false
-            }),
-            ClusterEvent::DeletePod(p) => state.remove_pod(&p),
-        };
-        changed += usize::from(did);
-    }
-    changed
-}
-
-/// Parses a `/cluster` body: one watch event, a JSON array of them, or
-/// events one after another (what `kubectl get --watch
-/// --output-watch-events -o json` prints: concatenated objects; NDJSON is a
-/// special case). Every event is checked here, so a body is applied whole
-/// or not at all.
-pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
-    let mut values = Vec::new();
-    for v in serde_json::Deserializer::from_slice(body).into_iter::<Value>() {
-        values.push(v.map_err(|e| format!("body is not JSON: {e}"))?);
-    }
-    let events: Vec<(String, Value)> = match values.len() {
-        0 => return Err("body is empty: expected watch events".into()),
-        1 => match values.pop() {
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (format!("[{i}]"), v))
-                .collect(),
-            Some(v) => vec![(String::new(), v)],
-            None => Vec::new(),
-        },
-        _ => values
-            .into_iter()
-            .enumerate()
-            .map(|(i, v)| (format!("event {}", i + 1), v))
-            .collect(),
-    };
-    let mut parsed = Vec::with_capacity(events.len());
-    for (at, v) in events {
-        let e: WatchEvent = from_value(v, &at)?;
-        let kind = e.object.get("kind").and_then(Value::as_str).unwrap_or("");
-        let object_at = if at.is_empty() {
-            "object".to_string()
-        } else {
-            format!("{at}.object")
-        };
-        let deleted = match e.kind.as_str() {
-            "BOOKMARK" => {
-                parsed.push(ClusterEvent::Bookmark);
-                continue;
-            }
-            "ADDED" | "MODIFIED" => false,
-            "DELETED" => true,
-            other => {
-                return Err(format!(
-                    "{at}{}type: {other:?} is not ADDED, MODIFIED, DELETED or BOOKMARK",
-                    if at.is_empty() { "" } else { "." }
-                ));
-            }
-        };
-        let event = match kind {
-            "Node" => {
-                let node: k8s::Node = from_value(e.object, &object_at)?;
-                if deleted {
-                    ClusterEvent::DeleteNode(node.metadata.name.unwrap_or_default())
-                } else {
-                    let model = kube::node(&node).map_err(|e| format!("{object_at}: {e:#}"))?;
-                    if model.name.is_empty() {
-                        return Err(format!("{object_at}.metadata.name: missing"));
-                    }
-                    ClusterEvent::UpsertNode(Box::new(model))
-                }
-            }
-            "Pod" => {
-                let pod: Box<k8s::Pod> = Box::new(from_value(e.object, &object_at)?);
-                if deleted {
-                    ClusterEvent::DeletePod(pod)
-                } else {
-                    kube::pod_resources(&pod).map_err(|e| format!("{object_at}: {e:#}"))?;
-                    ClusterEvent::UpsertPod(pod)
-                }
-            }
-            other => {
-                return Err(format!("{object_at}.kind: {other:?} is not Node or Pod"));
-            }
-        };
-        parsed.push(event);
-    }
-    Ok(parsed)
-}
-
-/// A Kubernetes watch event, as `kubectl get -w --output-watch-events -o
-/// json` prints it.
-#[derive(Deserialize)]
-struct WatchEvent {
-    #[serde(rename = "type")]
-    kind: String,
-    object: Value,
 }
 
 /// Reads a request body within `--max-body` and `--read-timeout`.

@@ -8,14 +8,14 @@
 //! fails validation never replaces the version serving under that file;
 //! its failure is kept for `/status`, logged, and counted.
 
+use crate::cluster::Snapshot;
 use crate::config::{Config, PluginRef};
+use crate::contract::WasmPlugin;
+use crate::engine::plugin::{ConfiguredPlugin, Cycle, FilterPlugin, PrepareOutcome};
 use crate::engine::{CallObserver, Engine};
-use crate::metrics::Metrics;
-use crate::plugin::{ConfiguredPlugin, Cycle, FilterPlugin, PrepareOutcome};
-use crate::registry::component_files;
+use crate::plugins::registry::component_files;
 use crate::runtime::Runtime;
-use crate::snapshot::Snapshot;
-use crate::wasm::WasmPlugin;
+use crate::serve::metrics::Metrics;
 use anyhow::{Result, anyhow};
 use arc_swap::ArcSwap;
 use serde::Serialize;

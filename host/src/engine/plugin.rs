@@ -1,7 +1,7 @@
 //! What the engine needs from a filter plugin, whatever runs it (a Wasm
 //! component or the same predicate compiled natively).
 
-use crate::snapshot::Snapshot;
+use crate::cluster::Snapshot;
 use sift_sdk::{Pod, Status};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

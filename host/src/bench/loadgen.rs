@@ -7,7 +7,7 @@
 //! measured as a kube-scheduler would see it; the clients use ureq, a
 //! small blocking HTTP client.
 
-use crate::bench::{kubectl_list, synthetic_nodes, synthetic_pods};
+use crate::cluster::synthetic::{kubectl_list, synthetic_nodes, synthetic_pods};
 use anyhow::{Context, Result, anyhow};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -218,7 +218,7 @@ pub fn run(plugins_dir: &Path, sizes: &[usize], seconds: f64, clients: usize) ->
     let work = std::env::temp_dir().join(format!("sift-bench-serve-{}", std::process::id()));
     let plugins = work.join("plugins");
     std::fs::create_dir_all(&plugins)?;
-    for f in crate::registry::component_files(plugins_dir)? {
+    for f in crate::plugins::registry::component_files(plugins_dir)? {
         std::fs::copy(&f, plugins.join(f.file_name().unwrap_or_default()))?;
     }
     let swapped_file = plugins.join("sift_plugin_node_name.wasm");
@@ -343,6 +343,6 @@ pub fn run(plugins_dir: &Path, sizes: &[usize], seconds: f64, clients: usize) ->
 /// Where the bench finds the plugins to serve.
 pub fn plugins_dir(explicit: Option<PathBuf>) -> Result<PathBuf> {
     explicit
-        .or_else(crate::registry::default_plugins_dir)
+        .or_else(crate::plugins::registry::default_plugins_dir)
         .ok_or_else(|| anyhow!("no plugins directory: pass --plugins DIR"))
 }

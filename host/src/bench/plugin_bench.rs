@@ -7,14 +7,15 @@
 //! GPUs, half of them with a list of accepted models, so GpuModel-like
 //! plugins do real work. Other plugins run on the same inputs.
 
-use crate::bench::{synthetic_nodes, synthetic_pods};
-use crate::cache::CompileCache;
+use crate::cluster::Snapshot;
+use crate::cluster::synthetic::{synthetic_nodes, synthetic_pods};
 use crate::config::Config;
-use crate::engine::{Engine, EngineOptions};
-use crate::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::config::EngineOptions;
+use crate::contract::WasmPlugin;
+use crate::engine::Engine;
+use crate::engine::plugin::{ConfiguredPlugin, FilterPlugin};
 use crate::runtime::Runtime;
-use crate::snapshot::Snapshot;
-use crate::wasm::WasmPlugin;
+use crate::runtime::cache::CompileCache;
 use anyhow::{Result, anyhow};
 use sift_sdk::Labels;
 use std::path::Path;

@@ -1,0 +1,114 @@
+//! `sift plugins list|inspect`: what is in a plugins directory, and what
+//! one component is.
+
+use super::{PluginSource, load_config, plugins_dir, runtime};
+use crate::config::Config;
+use crate::contract::WasmPlugin;
+use crate::plugins::registry::Catalog;
+use crate::text::printable;
+use anyhow::{Context, Result, anyhow};
+use clap::Subcommand;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+#[derive(Subcommand)]
+pub(super) enum PluginsCommand {
+    /// The plugins in the plugins directory: name, version, size, file.
+    List {
+        #[command(flatten)]
+        source: PluginSource,
+    },
+    /// What a component is: its name, contract version, imports and
+    /// exports, size and compile time; or why it is not a sift plugin.
+    Inspect { file: PathBuf },
+}
+
+pub(super) fn plugins_list(source: PluginSource) -> Result<ExitCode> {
+    let config = load_config(source.config.as_deref())?;
+    if source.native {
+        for n in crate::plugins::native::builtin() {
+            println!("{:20} native", n.name);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let dir = plugins_dir(&source, &config)
+        .ok_or_else(|| anyhow!("no plugins directory (pass --plugins DIR)"))?;
+    let catalog = Catalog::load_wasm(&runtime(&config)?, Some(&dir), &[], &config)?;
+    let enabled: Vec<String> = config
+        .filter_plugins()
+        .into_iter()
+        .map(|p| p.name)
+        .collect();
+    println!(
+        "{:20} {:12} {:>9} {:8} FILE",
+        "NAME", "VERSION", "SIZE", "ENABLED"
+    );
+    for p in catalog.wasm_plugins() {
+        let id = p.identity();
+        let position = enabled
+            .iter()
+            .position(|n| *n == id.name)
+            .map(|i| format!("#{}", i + 1));
+        println!(
+            "{:20} {:12} {:>9} {:8} {}",
+            printable(&id.name),
+            id.version(),
+            human_size(id.size),
+            position.unwrap_or_else(|| "no".into()),
+            id.path.display()
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(super) fn plugins_inspect(file: &Path) -> Result<ExitCode> {
+    let config = Config::default();
+    let runtime = runtime(&config)?;
+    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let compiled = runtime.compile(&bytes, file)?;
+    let ty = compiled.component.component_type();
+    let engine = runtime.engine();
+    println!("file:         {}", file.display());
+    println!("size:         {}", human_size(compiled.size));
+    println!("sha256:       {}", compiled.sha256);
+    println!(
+        "compile time: {:.1} ms{}",
+        compiled.compile_time.as_secs_f64() * 1e3,
+        if compiled.from_cache {
+            " (from cache)"
+        } else {
+            ""
+        }
+    );
+    println!("imports:");
+    for (name, _) in ty.imports(engine) {
+        println!("  {}", printable(name));
+    }
+    println!("exports:");
+    for (name, _) in ty.exports(engine) {
+        println!("  {}", printable(name));
+    }
+    match WasmPlugin::load(&runtime, file, &|_| "{}".to_string()) {
+        Ok(p) => {
+            println!("contract:     sift:predicate/predicate-plugin@0.1.0");
+            println!("name:         {}", printable(&p.identity().name));
+            println!("node fields:  {}", p.identity().node_fields);
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            println!(
+                "contract:     NOT a sift plugin: {}",
+                printable(&format!("{e:#}"))
+            );
+            Ok(ExitCode::from(1))
+        }
+    }
+}
+
+pub(super) fn human_size(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / (1 << 20) as f64)
+    } else {
+        format!("{:.1} KiB", bytes as f64 / 1024.0)
+    }
+}

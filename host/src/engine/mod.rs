@@ -1,0 +1,15 @@
+//! The filter phase of one scheduling cycle, after kube-scheduler's
+//! framework: the plugin trait the engine calls ([`plugin`]), the search
+//! over nodes ([`find_nodes`]: `findNodesThatFitPod`), sampling
+//! (`numFeasibleNodesToFind`) and the per-node statuses it explains a
+//! rejection with ([`diagnosis`]).
+//!
+//! Imports `cluster` and `config`; never the runtime, the contract or any
+//! plugin: those implement [`plugin::FilterPlugin`].
+
+pub mod diagnosis;
+pub mod find_nodes;
+pub mod plugin;
+pub mod sampling;
+
+pub use find_nodes::{CallObserver, CycleOutcome, Engine};
