@@ -53,8 +53,9 @@ pub mod native;
 pub mod guest;
 
 pub use model::{
-    HostPort, LabelKey, Labels, Node, NodeFields, Pod, SelectorRequirement, SelectorTerm, Taint,
-    Toleration,
+    HostPort, LabelKey, LabelSelector, Labels, Node, NodeCondition, NodeFields, OwnerReference,
+    Pod, PodAffinityTerm, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    TopologySpreadConstraint,
 };
 pub use quantity::Quantity;
 pub use resources::Resources;

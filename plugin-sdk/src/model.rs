@@ -227,6 +227,57 @@ pub struct SelectorTerm {
     pub match_fields: Vec<SelectorRequirement>,
 }
 
+/// A Kubernetes label selector (`metav1.LabelSelector`): `matchLabels`
+/// and `matchExpressions` ANDed. Operators are kept as written (`In`,
+/// `NotIn`, `Exists`, `DoesNotExist`). Where a selector is optional, `None`
+/// (unset) selects nothing and an empty selector selects everything, as
+/// upstream's `LabelSelectorAsSelector` has it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LabelSelector {
+    pub match_labels: Vec<(String, String)>,
+    pub match_expressions: Vec<SelectorRequirement>,
+}
+
+/// A pod's owner (`metadata.ownerReferences[]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OwnerReference {
+    /// e.g. `ReplicaSet`, `StatefulSet`, `Job`.
+    pub kind: String,
+    pub name: String,
+    /// The managing controller (`controller: true`).
+    pub controller: bool,
+}
+
+/// A topology spread constraint (`spec.topologySpreadConstraints[]`), as
+/// written: defaults (`nodeAffinityPolicy: Honor`, `nodeTaintsPolicy:
+/// Ignore`) are the plugin's to apply.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TopologySpreadConstraint {
+    pub max_skew: i32,
+    pub topology_key: String,
+    /// `DoNotSchedule` or `ScheduleAnyway`.
+    pub when_unsatisfiable: String,
+    pub label_selector: Option<LabelSelector>,
+    pub min_domains: Option<i32>,
+    /// `Honor` or `Ignore`; `None` when unset.
+    pub node_affinity_policy: Option<String>,
+    /// `Honor` or `Ignore`; `None` when unset.
+    pub node_taints_policy: Option<String>,
+    pub match_label_keys: Vec<String>,
+}
+
+/// A required pod (anti-)affinity term
+/// (`requiredDuringSchedulingIgnoredDuringExecution[]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodAffinityTerm {
+    pub label_selector: Option<LabelSelector>,
+    pub namespaces: Vec<String>,
+    pub namespace_selector: Option<LabelSelector>,
+    pub topology_key: String,
+    pub match_label_keys: Vec<String>,
+    pub mismatch_label_keys: Vec<String>,
+}
+
 /// The pod to place.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Pod {
@@ -234,8 +285,22 @@ pub struct Pod {
     pub namespace: String,
     pub uid: String,
     pub labels: Labels,
+    /// `metadata.annotations`.
+    pub annotations: Labels,
+    pub owner_references: Vec<OwnerReference>,
     /// `spec.nodeName`, empty when unset.
     pub node_name: String,
+    /// `spec.priority`, 0 when unset.
+    pub priority: i32,
+    /// `spec.priorityClassName`.
+    pub priority_class_name: String,
+    /// `spec.schedulerName` (empty when unset; the API server defaults it
+    /// to `default-scheduler`).
+    pub scheduler_name: String,
+    /// `status.nominatedNodeName`, empty when unset.
+    pub nominated_node_name: String,
+    /// `metadata.deletionTimestamp` is set: the pod is terminating.
+    pub terminating: bool,
     /// `spec.nodeSelector`.
     pub node_selector: Labels,
     /// Required node affinity terms; `None` when the pod has none.
@@ -245,6 +310,19 @@ pub struct Pod {
     pub host_ports: Vec<HostPort>,
     /// Requests as kube-scheduler computes them (see [`crate::resources::pod_requests`]).
     pub requests: Resources,
+    pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
+    /// Required pod affinity terms.
+    pub pod_affinity: Vec<PodAffinityTerm>,
+    /// Required pod anti-affinity terms.
+    pub pod_anti_affinity: Vec<PodAffinityTerm>,
+}
+
+/// A node condition (`status.conditions[]`), e.g. `Ready` / `True`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NodeCondition {
+    pub type_: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
 }
 
 /// A node with what its bound pods use.
@@ -252,8 +330,11 @@ pub struct Pod {
 pub struct Node {
     pub name: String,
     pub labels: Labels,
+    /// `metadata.annotations`.
+    pub annotations: Labels,
     pub taints: Vec<Taint>,
     pub unschedulable: bool,
+    pub conditions: Vec<NodeCondition>,
     pub allocatable: Resources,
     /// Sum of the requests of the pods bound to it.
     pub requested: Resources,
@@ -322,6 +403,8 @@ impl NodeFields {
     pub fn project(self, node: &Node) -> Node {
         Node {
             name: node.name.clone(),
+            annotations: Labels::default(),
+            conditions: Vec::new(),
             labels: if self.contains(Self::LABELS) {
                 node.labels.clone()
             } else {

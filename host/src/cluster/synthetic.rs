@@ -117,6 +117,7 @@ pub fn synthetic_nodes(n: usize) -> Vec<Node> {
                 requested,
                 pod_count: pods,
                 used_ports,
+                ..Default::default()
             }
         })
         .collect()

@@ -15,9 +15,11 @@
 use anyhow::{Context, Result, anyhow};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KQuantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
 use sift_sdk::resources::{InitContainer, PodResourceSpec, ResourceList, Resources, pod_requests};
 use sift_sdk::{
-    HostPort, Labels, Node, Pod, Quantity, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
+    Quantity, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
 };
 use std::collections::BTreeMap;
 
@@ -234,6 +236,39 @@ pub fn pod_host_ports(pod: &k8s::Pod) -> Vec<HostPort> {
         .collect()
 }
 
+/// A `metav1.LabelSelector` in the model, operators as written.
+pub fn label_selector(s: &meta::LabelSelector) -> LabelSelector {
+    LabelSelector {
+        match_labels: s
+            .match_labels
+            .iter()
+            .flatten()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        match_expressions: s
+            .match_expressions
+            .iter()
+            .flatten()
+            .map(|r| SelectorRequirement {
+                key: r.key.clone(),
+                operator: r.operator.clone(),
+                values: r.values.clone().unwrap_or_default(),
+            })
+            .collect(),
+    }
+}
+
+fn pod_affinity_term(t: &k8s::PodAffinityTerm) -> PodAffinityTerm {
+    PodAffinityTerm {
+        label_selector: t.label_selector.as_ref().map(label_selector),
+        namespaces: t.namespaces.clone().unwrap_or_default(),
+        namespace_selector: t.namespace_selector.as_ref().map(label_selector),
+        topology_key: t.topology_key.clone(),
+        match_label_keys: t.match_label_keys.clone().unwrap_or_default(),
+        mismatch_label_keys: t.mismatch_label_keys.clone().unwrap_or_default(),
+    }
+}
+
 fn requirement(r: &k8s::NodeSelectorRequirement) -> SelectorRequirement {
     SelectorRequirement {
         key: r.key.clone(),
@@ -266,8 +301,66 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
                 })
                 .collect()
         });
+    let affinity = spec.and_then(|s| s.affinity.as_ref());
+    let required_terms = |terms: Option<&Vec<k8s::PodAffinityTerm>>| -> Vec<PodAffinityTerm> {
+        terms.into_iter().flatten().map(pod_affinity_term).collect()
+    };
     Ok(Pod {
         name: pod.metadata.name.clone().unwrap_or_default(),
+        annotations: labels(pod.metadata.annotations.as_ref()),
+        owner_references: pod
+            .metadata
+            .owner_references
+            .iter()
+            .flatten()
+            .map(|o| OwnerReference {
+                kind: o.kind.clone(),
+                name: o.name.clone(),
+                controller: o.controller.unwrap_or(false),
+            })
+            .collect(),
+        priority: spec.and_then(|s| s.priority).unwrap_or(0),
+        priority_class_name: spec
+            .and_then(|s| s.priority_class_name.clone())
+            .unwrap_or_default(),
+        scheduler_name: spec
+            .and_then(|s| s.scheduler_name.clone())
+            .unwrap_or_default(),
+        nominated_node_name: pod
+            .status
+            .as_ref()
+            .and_then(|s| s.nominated_node_name.clone())
+            .unwrap_or_default(),
+        terminating: pod.metadata.deletion_timestamp.is_some(),
+        topology_spread_constraints: spec
+            .and_then(|s| s.topology_spread_constraints.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|c| TopologySpreadConstraint {
+                max_skew: c.max_skew,
+                topology_key: c.topology_key.clone(),
+                when_unsatisfiable: c.when_unsatisfiable.clone(),
+                label_selector: c.label_selector.as_ref().map(label_selector),
+                min_domains: c.min_domains,
+                node_affinity_policy: c.node_affinity_policy.clone(),
+                node_taints_policy: c.node_taints_policy.clone(),
+                match_label_keys: c.match_label_keys.clone().unwrap_or_default(),
+            })
+            .collect(),
+        pod_affinity: required_terms(affinity.and_then(|a| a.pod_affinity.as_ref()).and_then(
+            |a| {
+                a.required_during_scheduling_ignored_during_execution
+                    .as_ref()
+            },
+        )),
+        pod_anti_affinity: required_terms(
+            affinity
+                .and_then(|a| a.pod_anti_affinity.as_ref())
+                .and_then(|a| {
+                    a.required_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+        ),
         namespace: pod
             .metadata
             .namespace
@@ -309,6 +402,16 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
     Ok(Node {
         name,
         labels: labels(node.metadata.labels.as_ref()),
+        annotations: labels(node.metadata.annotations.as_ref()),
+        conditions: status
+            .and_then(|s| s.conditions.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|c| NodeCondition {
+                type_: c.type_.clone(),
+                status: c.status.clone(),
+            })
+            .collect(),
         taints: spec
             .and_then(|s| s.taints.as_ref())
             .into_iter()
@@ -325,4 +428,98 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
         pod_count: 0,
         used_ports: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from_json<T: serde::de::DeserializeOwned>(v: serde_json::Value) -> T {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn pod_carries_what_contract_0_2_shows() {
+        let p: k8s::Pod = from_json(serde_json::json!({
+            "metadata": {
+                "name": "web-1", "namespace": "shop",
+                "labels": {"app": "web"},
+                "annotations": {"gpu-models": "A100|H100"},
+                "deletionTimestamp": "2026-01-01T00:00:00Z",
+                "ownerReferences": [
+                    {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7f", "uid": "u", "controller": true},
+                    {"apiVersion": "v1", "kind": "ConfigMap", "name": "c", "uid": "v"}
+                ]
+            },
+            "spec": {
+                "containers": [],
+                "priority": 1000, "priorityClassName": "high", "schedulerName": "my-scheduler",
+                "topologySpreadConstraints": [{
+                    "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone",
+                    "whenUnsatisfiable": "DoNotSchedule",
+                    "labelSelector": {"matchLabels": {"app": "web"}},
+                    "minDomains": 3, "nodeTaintsPolicy": "Honor",
+                    "matchLabelKeys": ["pod-template-hash"]
+                }],
+                "affinity": {
+                    "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                        "labelSelector": {"matchExpressions": [{"key": "tier", "operator": "Exists"}]},
+                        "namespaceSelector": {},
+                        "topologyKey": "kubernetes.io/hostname"
+                    }]},
+                    "podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                        "labelSelector": {"matchLabels": {"app": "web"}},
+                        "namespaces": ["shop", "other"],
+                        "topologyKey": "kubernetes.io/hostname",
+                        "mismatchLabelKeys": ["tenant"]
+                    }]}
+                }
+            },
+            "status": {"nominatedNodeName": "n3"}
+        }));
+        let m = pod(&p).unwrap();
+        assert_eq!(m.annotations.get("gpu-models"), Some("A100|H100"));
+        assert_eq!((m.priority, m.priority_class_name.as_str()), (1000, "high"));
+        assert_eq!(m.scheduler_name, "my-scheduler");
+        assert_eq!(m.nominated_node_name, "n3");
+        assert!(m.terminating);
+        assert_eq!(m.owner_references.len(), 2);
+        assert!(m.owner_references[0].controller && !m.owner_references[1].controller);
+        assert_eq!(m.owner_references[0].kind, "ReplicaSet");
+        let c = &m.topology_spread_constraints[0];
+        assert_eq!((c.max_skew, c.min_domains), (1, Some(3)));
+        assert_eq!(c.node_affinity_policy, None);
+        assert_eq!(c.node_taints_policy.as_deref(), Some("Honor"));
+        assert_eq!(c.match_label_keys, ["pod-template-hash"]);
+        let sel = c.label_selector.as_ref().unwrap();
+        assert_eq!(sel.match_labels, [("app".to_string(), "web".to_string())]);
+        let a = &m.pod_affinity[0];
+        assert_eq!(a.namespace_selector, Some(LabelSelector::default()));
+        assert!(a.namespaces.is_empty());
+        assert_eq!(
+            a.label_selector.as_ref().unwrap().match_expressions[0].operator,
+            "Exists"
+        );
+        let anti = &m.pod_anti_affinity[0];
+        assert_eq!(anti.namespaces, ["shop", "other"]);
+        assert_eq!(anti.namespace_selector, None);
+        assert_eq!(anti.mismatch_label_keys, ["tenant"]);
+    }
+
+    #[test]
+    fn unset_fields_read_as_upstream_defaults() {
+        let m = pod(&from_json(serde_json::json!({"metadata": {"name": "p"}}))).unwrap();
+        assert_eq!(m.priority, 0);
+        assert!(!m.terminating);
+        assert!(m.topology_spread_constraints.is_empty());
+        assert!(m.pod_affinity.is_empty() && m.pod_anti_affinity.is_empty());
+        let n = node(&from_json(serde_json::json!({
+            "metadata": {"name": "n", "annotations": {"a": "b"}},
+            "status": {"conditions": [{"type": "Ready", "status": "True"}]}
+        })))
+        .unwrap();
+        assert_eq!(n.annotations.get("a"), Some("b"));
+        assert_eq!(n.conditions[0].type_, "Ready");
+        assert_eq!(n.conditions[0].status, "True");
+    }
 }

@@ -32,6 +32,9 @@ impl std::fmt::Display for Origin {
 pub struct Objects {
     pub nodes: Vec<(k8s::Node, Origin)>,
     pub pods: Vec<(k8s::Pod, Origin)>,
+    /// Namespaces: their labels are what pod affinity's namespaceSelector
+    /// selects on.
+    pub namespaces: Vec<(k8s::Namespace, Origin)>,
     /// Objects of other kinds, skipped (e.g. Services in a full dump).
     pub skipped: Vec<String>,
 }
@@ -71,6 +74,9 @@ impl Objects {
         let mut parts = Vec::new();
         if !self.nodes.is_empty() {
             parts.push(format!("{} Node", self.nodes.len()));
+        }
+        if !self.namespaces.is_empty() {
+            parts.push(format!("{} Namespace", self.namespaces.len()));
         }
         parts.extend(self.skipped.iter().take(3).map(|s| {
             s.rsplit_once(": ")
@@ -126,7 +132,7 @@ impl Objects {
             None => match implied_kind {
                 Some(k) => k.to_string(),
                 None => bail!(
-                    "{}: object has no \"kind\" (expected Node, Pod or a List)",
+                    "{}: object has no \"kind\" (expected Node, Pod, Namespace or a List)",
                     origin(&location)
                 ),
             },
@@ -168,6 +174,11 @@ impl Objects {
                 let pod: k8s::Pod =
                     typed(value).with_context(|| format!("{}: Pod {name}", origin(&location)))?;
                 self.pods.push((pod, origin(&location)));
+            }
+            "Namespace" => {
+                let ns: k8s::Namespace = typed(value)
+                    .with_context(|| format!("{}: Namespace {name}", origin(&location)))?;
+                self.namespaces.push((ns, origin(&location)));
             }
             other => self
                 .skipped
@@ -390,6 +401,7 @@ mod tests {
             "c.json",
             r#"{"apiVersion":"v1","kind":"List","items":[
                 {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","resourceVersion":"9"}},
+                {"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a","labels":{"team":"a"}},"status":{"phase":"Active"}},
                 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}},
                 {"apiVersion":"v1","kind":"Service","metadata":{"name":"s"}}]}"#,
         )
@@ -397,6 +409,8 @@ mod tests {
         assert_eq!(o.nodes.len(), 1);
         assert_eq!(o.pods.len(), 1);
         assert_eq!(o.skipped.len(), 1);
+        assert_eq!(o.namespaces.len(), 1);
+        assert_eq!(o.found(), " (found: 1 Node, 1 Namespace, Service s)");
     }
 
     #[test]

@@ -1,0 +1,153 @@
+FOO={"exists":["foo"]}; BAR={"exists":["bar"]}
+T=[{"key":"node.kubernetes.io/unschedulable","value":"","effect":"NoSchedule"}]
+def N(name,taint=False,**labels):
+    d={"name":name,"labels":dict(labels)}
+    if taint: d["taints"]=T
+    return d
+def Z4(): return [N("node-a",zone="zone1",node="node-a"),N("node-b",zone="zone1",node="node-b"),
+                  N("node-x",zone="zone2",node="node-x"),N("node-y",zone="zone2",node="node-y")]
+def P(name,node,ns="",term=False,**labels):
+    d={"name":name,"node":node,"labels":dict(labels)}
+    if ns: d["ns"]=ns
+    if term: d["terminating"]=True
+    return d
+def C(maxSkew,key,sel,minDomains=None,aff=None,taint=None,mlk=None,when="DoNotSchedule"):
+    d={"maxSkew":maxSkew,"key":key,"sel":sel,"when":when}
+    if minDomains is not None: d["minDomains"]=minDomains
+    if aff: d["aff"]=aff
+    if taint: d["taint"]=taint
+    if mlk: d["mlk"]=mlk
+    return d
+def POD(labels,tsc,**kw):
+    d={"labels":labels,"tsc":tsc}; d.update(kw); return d
+U="Unschedulable"; UU="UnschedulableAndUnresolvable"; S="Success"
+std6=lambda: [P("p-a1","node-a",foo=""),P("p-a2","node-a",foo=""),P("p-b1","node-b",foo=""),
+              P("p-y1","node-y",foo=""),P("p-y2","node-y",foo=""),P("p-y3","node-y",foo="")]
+nodes_ab_x_y_foo=lambda: [N("node-a",node="node-a",foo=""),N("node-b",node="node-b",foo=""),
+                          N("node-x",node="node-x",foo=""),N("node-y",node="node-y")]
+pods_aby=lambda: [P("p-b1","node-a",foo=""),P("p-b2","node-b",foo=""),P("p-y1","node-y",foo="")]
+CASES=[
+# ---------------- TestSingleConstraint ----------------
+("TestSingleConstraint","no existing pods",
+ POD({"foo":""},[C(1,"zone",FOO)]),Z4(),[],{"node-a":S,"node-b":S,"node-x":S,"node-y":S}),
+("TestSingleConstraint","no existing pods, incoming pod doesn't match itself",
+ POD({"foo":""},[C(1,"zone",BAR)]),Z4(),[],{"node-a":S,"node-b":S,"node-x":S,"node-y":S}),
+("TestSingleConstraint","existing pods in a different namespace do not count",
+ POD({"foo":""},[C(1,"zone",FOO)]),Z4(),
+ [P("p-a1","node-a",ns="ns1",foo=""),P("p-b1","node-a",ns="ns2",foo=""),P("p-x1","node-x",foo=""),P("p-y1","node-y",foo="")],
+ {"node-a":S,"node-b":S,"node-x":U,"node-y":U}),
+("TestSingleConstraint","existing pods do not match null selector",
+ POD({"foo":""},[C(1,"zone",None)]),Z4(),[P("p-x1","node-x",foo=""),P("p-y1","node-y",foo="")],
+ {"node-a":S,"node-b":S,"node-x":S,"node-y":S}),
+("TestSingleConstraint","pods spread across zones as 3/3, all nodes fit",
+ POD({"foo":""},[C(1,"zone",FOO)]),Z4(),std6(),{"node-a":S,"node-b":S,"node-x":S,"node-y":S}),
+("TestSingleConstraint","pods spread across zones as 1/2 due to absence of label 'zone' on node-b",
+ POD({"foo":""},[C(1,"zone",FOO)]),
+ [N("node-a",zone="zone1",node="node-a"),N("node-b",zon="zone1",node="node-b"),N("node-x",zone="zone2",node="node-x"),N("node-y",zone="zone2",node="node-y")],
+ [P("p-a1","node-a",foo=""),P("p-b1","node-b",foo=""),P("p-x1","node-x",foo=""),P("p-y1","node-y",foo="")],
+ {"node-a":S,"node-b":UU,"node-x":U,"node-y":U}),
+("TestSingleConstraint","pod cannot be scheduled as all nodes don't have label 'rack'",
+ POD({"foo":""},[C(1,"rack",FOO)]),[N("node-a",zone="zone1",node="node-a"),N("node-x",zone="zone2",node="node-x")],[],
+ {"node-a":UU,"node-x":UU}),
+("TestSingleConstraint","pods spread across nodes as 2/1/0/3, only node-x fits",
+ POD({"foo":""},[C(1,"node",FOO)]),Z4(),std6(),{"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestSingleConstraint","pods spread across nodes as 2/1/0/3, maxSkew is 2, node-b and node-x fit",
+ POD({"foo":""},[C(2,"node",FOO)]),Z4(),std6(),{"node-a":U,"node-b":S,"node-x":S,"node-y":U}),
+("TestSingleConstraint","pods spread across nodes as 2/1/0/3, but pod doesn't match itself",
+ POD({"bar":""},[C(1,"node",FOO)]),Z4(),std6(),{"node-a":U,"node-b":S,"node-x":S,"node-y":U}),
+("TestSingleConstraint","incoming pod has nodeAffinity, pods spread as 2/~1~/~0~/3, hence node-a fits",
+ POD({"foo":""},[C(1,"node",FOO)],affinity=("In","node",["node-a","node-y"])),Z4(),std6(),
+ {"node-a":S,"node-b":S,"node-x":S,"node-y":U}),
+("TestSingleConstraint","terminating Pods should be excluded",
+ POD({"foo":""},[C(1,"node",FOO)]),[N("node-a",node="node-a"),N("node-b",node="node-b")],
+ [P("p-a","node-a",term=True,foo=""),P("p-b","node-b",foo="")],{"node-a":S,"node-b":U}),
+("TestSingleConstraint","incoming pod has nodeAffinity, pods spread as 0/~2~/0/1, hence node-a fits",
+ POD({"foo":""},[C(1,"zone",FOO)],affinity=("NotIn","node",["node-b"])),Z4(),
+ [P("p-b1","node-b",foo=""),P("p-b2","node-b",foo=""),P("p-y1","node-y",foo="")],
+ {"node-a":S,"node-b":S,"node-x":U,"node-y":U}),
+("TestSingleConstraint","pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains < minDomains, then the third node fits",
+ POD({"foo":""},[C(2,"node",FOO,minDomains=4)]),[N("node-a",node="node-a"),N("node-b",node="node-b"),N("node-c",node="node-c")],
+ [P("p-a1","node-a",foo=""),P("p-a2","node-a",foo=""),P("p-b1","node-b",foo=""),P("p-b2","node-b",foo=""),P("p-c1","node-c",foo="")],
+ {"node-a":U,"node-b":U,"node-c":S}),
+("TestSingleConstraint","pods spread across nodes as 2/2/1, maxSkew is 2, and the number of domains > minDomains, then the all nodes fit",
+ POD({"foo":""},[C(2,"node",FOO,minDomains=2)]),[N("node-a",node="node-a"),N("node-b",node="node-b"),N("node-c",node="node-c")],
+ [P("p-a1","node-a",foo=""),P("p-a2","node-a",foo=""),P("p-b1","node-b",foo=""),P("p-b2","node-b",foo=""),P("p-c1","node-c",foo="")],
+ {"node-a":S,"node-b":S,"node-c":S}),
+("TestSingleConstraint","pods spread across zone as 2/1, maxSkew is 2 and the number of domains < minDomains, then the third and fourth nodes fit",
+ POD({"foo":""},[C(2,"zone",FOO,minDomains=3)]),Z4(),
+ [P("p-b1","node-a",foo=""),P("p-b2","node-b",foo=""),P("p-y1","node-y",foo="")],
+ {"node-a":U,"node-b":U,"node-x":S,"node-y":S}),
+("TestSingleConstraint","pods spread across zone as 2/1, maxSkew is 2 and the number of domains > minDomains, then the all nodes fit",
+ POD({"foo":""},[C(2,"zone",FOO,minDomains=1)]),Z4(),
+ [P("p-b1","node-a",foo=""),P("p-b2","node-b",foo=""),P("p-y1","node-y",foo="")],
+ {"node-a":S,"node-b":S,"node-x":S,"node-y":S}),
+("TestSingleConstraint","NodeAffinityPolicy honored with labelSelectors",
+ POD({"foo":""},[C(1,"node",FOO)],nodeSelector={"foo":""}),nodes_ab_x_y_foo(),pods_aby(),
+ {"node-a":U,"node-b":U,"node-x":S,"node-y":S}),
+("TestSingleConstraint","NodeAffinityPolicy ignored with labelSelectors",
+ POD({"foo":""},[C(1,"node",FOO,aff="Ignore")],nodeSelector={"foo":""}),nodes_ab_x_y_foo(),pods_aby(),
+ {"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestSingleConstraint","NodeAffinityPolicy honored with nodeAffinity",
+ POD({"foo":""},[C(1,"node",FOO)],affinity=("In","foo",[""])),nodes_ab_x_y_foo(),pods_aby(),
+ {"node-a":U,"node-b":U,"node-x":S,"node-y":S}),
+("TestSingleConstraint","NodeAffinityPolicy ignored with labelSelectors [sic: nodeAffinity variant, 2nd case with this name]",
+ POD({"foo":""},[C(1,"node",FOO,aff="Ignore")],affinity=("In","foo",[""])),nodes_ab_x_y_foo(),pods_aby(),
+ {"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestSingleConstraint","NodeTaintsPolicy honored",
+ POD({"foo":""},[C(1,"node",FOO,taint="Honor")]),
+ [N("node-a",node="node-a",foo=""),N("node-b",node="node-b",foo=""),N("node-x",node="node-x",foo=""),N("node-y",taint=True,node="node-y")],
+ pods_aby(),{"node-a":U,"node-b":U,"node-x":S,"node-y":S}),
+("TestSingleConstraint","NodeTaintsPolicy ignored",
+ POD({"foo":""},[C(1,"node",FOO)]),
+ [N("node-a",node="node-a",foo=""),N("node-b",node="node-b",foo=""),N("node-x",node="node-x",foo=""),N("node-y",taint=True,node="node-y")],
+ pods_aby(),{"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+# ---------------- TestMultipleConstraints ----------------
+("TestMultipleConstraints","two Constraints on zone and node, spreads = [3/3, 2/1/0/3]",
+ POD({"foo":""},[C(1,"zone",FOO),C(1,"node",FOO)]),Z4(),std6(),{"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestMultipleConstraints","two Constraints on zone and node, spreads = [3/4, 2/1/0/4]",
+ POD({"foo":""},[C(1,"zone",FOO),C(1,"node",FOO)]),Z4(),std6()+[P("p-y4","node-y",foo="")],
+ {"node-a":U,"node-b":U,"node-x":U,"node-y":U}),
+("TestMultipleConstraints","Constraints hold different labelSelectors, spreads = [1/0, 1/0/0/1]",
+ POD({"foo":"","bar":""},[C(1,"zone",FOO),C(1,"node",BAR)]),Z4(),[P("p-a1","node-a",foo=""),P("p-y1","node-y",bar="")],
+ {"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestMultipleConstraints","Constraints hold different labelSelectors, spreads = [1/0, 0/0/1/1]",
+ POD({"foo":"","bar":""},[C(1,"zone",FOO),C(1,"node",BAR)]),Z4(),
+ [P("p-a1","node-a",foo=""),P("p-x1","node-x",bar=""),P("p-y1","node-y",bar="")],
+ {"node-a":U,"node-b":U,"node-x":U,"node-y":U}),
+("TestMultipleConstraints","Constraints hold different labelSelectors, spreads = [2/3, 1/0/0/1]",
+ POD({"foo":"","bar":""},[C(1,"zone",FOO),C(1,"node",BAR)]),Z4(),
+ [P("p-a1","node-a",foo=""),P("p-a2","node-a",foo="",bar=""),P("p-y1","node-y",foo=""),P("p-y2","node-y",foo="",bar=""),P("p-y3","node-y",foo="")],
+ {"node-a":U,"node-b":S,"node-x":U,"node-y":U}),
+("TestMultipleConstraints","Constraints hold different labelSelectors but pod doesn't match itself on 'zone' constraint",
+ POD({"bar":""},[C(1,"zone",FOO),C(1,"node",BAR)]),Z4(),
+ [P("p-a1","node-a",foo=""),P("p-x1","node-x",bar=""),P("p-y1","node-y",bar="")],
+ {"node-a":S,"node-b":S,"node-x":U,"node-y":U}),
+("TestMultipleConstraints","two Constraints on zone and node, absence of label 'node' on node-x, spreads = [1/1, 1/0/0/1]",
+ POD({"foo":""},[C(1,"zone",FOO),C(1,"node",FOO)]),
+ [N("node-a",zone="zone1",node="node-a"),N("node-b",zone="zone1",node="node-b"),N("node-x",zone="zone2"),N("node-y",zone="zone2",node="node-y")],
+ [P("p-a1","node-a",foo=""),P("p-y3","node-y",foo="")],{"node-a":U,"node-b":S,"node-x":UU,"node-y":U}),
+("TestMultipleConstraints","two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
+ POD({"foo":""},[C(1,"zone",FOO),C(1,"node",FOO,aff="Ignore")],nodeSelector={"foo":""}),
+ [N("node-a",zone="zone1",node="node-a",foo=""),N("node-b",zone="zone1",node="node-b",foo=""),N("node-x",zone="zone2",node="node-x",foo=""),N("node-y",zone="zone2",node="node-y")],
+ [P("p-a1","node-a",foo=""),P("p-b1","node-b",foo=""),P("p-y1","node-y",foo="")],{"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestMultipleConstraints","two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
+ POD({"foo":""},[C(1,"zone",FOO,taint="Honor"),C(1,"node",FOO)]),
+ [N("node-a",zone="zone1",node="node-a",foo=""),N("node-b",zone="zone1",node="node-b",foo=""),N("node-x",zone="zone2",node="node-x",foo=""),N("node-y",taint=True,zone="zone2",node="node-y")],
+ [P("p-a1","node-a",foo=""),P("p-b1","node-b",foo=""),P("p-y1","node-y",foo="")],{"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestMultipleConstraints","two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
+ POD({"foo":""},[C(1,"zone",FOO),C(1,"node",FOO)],nodeSelector={"foo":""}),
+ [N("node-a",zone="zone1",node="node-a",foo=""),N("node-b",zone="zone1",node="node-b"),N("node-x",zone="zone2",node="node-x",foo=""),N("node-y",taint=True,zone="zone2",node="node-y",foo="")],
+ [P("p-a1","node-a",foo=""),P("p-b1","node-b",foo=""),P("p-y1","node-y",foo="")],{"node-a":U,"node-b":S,"node-x":S,"node-y":U}),
+("TestMultipleConstraints","two node inclusion Constraints, zone: honor/honor, node: ignore/ignore",
+ POD({"foo":""},[C(1,"zone",FOO,taint="Honor"),C(1,"node",FOO,aff="Ignore")],nodeSelector={"foo":""}),
+ [N("node-a",zone="zone1",node="node-a",foo=""),N("node-b",zone="zone1",node="node-b"),N("node-x",zone="zone2",node="node-x",foo=""),N("node-y",taint=True,zone="zone2",node="node-y",foo="")],
+ [P("p-a1","node-a",foo=""),P("p-b1","node-b",foo=""),P("p-y1","node-y",foo="")],{"node-a":U,"node-b":U,"node-x":S,"node-y":U}),
+("TestMultipleConstraints","two Constraints on zone, spreads = [3/3, 2/1]",
+ POD({"foo":"","bar":""},[C(1,"zone",BAR),C(1,"zone",FOO)]),Z4(),
+ [P("p-a1","node-a",foo="",bar=""),P("p-a2","node-a",foo=""),P("p-b1","node-b",foo="",bar=""),P("p-y1","node-y",foo=""),P("p-y2","node-y",foo="",bar=""),P("p-y3","node-y",foo="")],
+ {"node-a":U,"node-b":U,"node-x":S,"node-y":S}),
+("TestMultipleConstraints","two Constraints on zone, spreads = [3/4, 2/1]",
+ POD({"foo":"","bar":""},[C(1,"zone",BAR),C(1,"zone",FOO)]),Z4(),
+ [P("p-a1","node-a",foo="",bar=""),P("p-a2","node-a",foo=""),P("p-b1","node-b",foo="",bar=""),P("p-y1","node-y",foo=""),P("p-y2","node-y",foo="",bar=""),P("p-y3","node-y",foo=""),P("p-y4","node-y",foo="")],
+ {"node-a":U,"node-b":U,"node-x":U,"node-y":U}),
+]
