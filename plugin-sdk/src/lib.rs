@@ -38,6 +38,7 @@
 //! # fn main() {}
 //! ```
 
+pub mod cluster;
 pub mod model;
 pub mod quantity;
 pub mod resources;
@@ -52,6 +53,7 @@ pub mod native;
 #[doc(hidden)]
 pub mod guest;
 
+pub use cluster::{GroupCount, PodGroup};
 pub use model::{
     HostPort, LabelKey, LabelSelector, Labels, Node, NodeCondition, NodeFields, OwnerReference,
     Pod, PodAffinityTerm, SelectorRequirement, SelectorTerm, Taint, Toleration,

@@ -213,7 +213,7 @@ pub struct HostPort {
 }
 
 /// One node selector requirement, operator as written.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct SelectorRequirement {
     pub key: String,
     pub operator: String,
@@ -232,7 +232,7 @@ pub struct SelectorTerm {
 /// `NotIn`, `Exists`, `DoesNotExist`). Where a selector is optional, `None`
 /// (unset) selects nothing and an empty selector selects everything, as
 /// upstream's `LabelSelectorAsSelector` has it.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct LabelSelector {
     pub match_labels: Vec<(String, String)>,
     pub match_expressions: Vec<SelectorRequirement>,
@@ -268,7 +268,7 @@ pub struct TopologySpreadConstraint {
 
 /// A required pod (anti-)affinity term
 /// (`requiredDuringSchedulingIgnoredDuringExecution[]`).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct PodAffinityTerm {
     pub label_selector: Option<LabelSelector>,
     pub namespaces: Vec<String>,

@@ -1,10 +1,10 @@
 //! The cluster as one scheduling cycle sees it: every node with what its
 //! bound pods use (kube-scheduler's NodeInfo list), in kube-scheduler's
-//! node order.
+//! node order; the pods on each node by group; namespaces' labels.
 
 use anyhow::{Result, bail};
-use sift_sdk::Node;
-use std::collections::{BTreeSet, HashMap};
+use sift_sdk::{GroupCount, Labels, Node};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -12,6 +12,18 @@ static GENERATIONS: AtomicU64 = AtomicU64::new(1);
 
 /// How many earlier generations a snapshot remembers its changes against.
 const HISTORY: usize = 16;
+
+/// Namespace labels by name.
+pub type Namespaces = BTreeMap<String, Labels>;
+
+/// What a snapshot is made of, by slot: shared with the cluster state and
+/// the snapshots before and after.
+pub struct ClusterView {
+    pub nodes: Vec<Arc<Node>>,
+    /// The pods on each node, by group; same length as `nodes`.
+    pub pods: Vec<Arc<[GroupCount]>>,
+    pub namespaces: Arc<Namespaces>,
+}
 
 /// An immutable view of the cluster. Each snapshot has a unique generation:
 /// a Wasm instance that has seen this generation holds its node table.
@@ -21,6 +33,9 @@ pub struct Snapshot {
     /// Nodes by slot; a slot is the node's index in the instance tables.
     /// Shared with the snapshots before and after this one.
     nodes: Vec<Arc<Node>>,
+    /// The pods on each node by group, by slot.
+    pods: Vec<Arc<[GroupCount]>>,
+    namespaces: Arc<Namespaces>,
     /// Node names by slot, shared into cycle outcomes without copying.
     names: Vec<Arc<str>>,
     /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
@@ -41,42 +56,54 @@ impl Snapshot {
                 bail!("node {} appears more than once", n.name);
             }
         }
-        Ok(Snapshot::build(
-            nodes.into_iter().map(Arc::new).collect(),
-            by_name,
-            Vec::new(),
-        ))
+        let pods = vec![Arc::from([]); nodes.len()];
+        let view = ClusterView {
+            nodes: nodes.into_iter().map(Arc::new).collect(),
+            pods,
+            namespaces: Arc::default(),
+        };
+        Ok(Snapshot::build(view, by_name, Vec::new()))
     }
 
-    /// Builds from nodes with unique names, shared with their owner.
-    pub(crate) fn from_shared(nodes: Vec<Arc<Node>>) -> Snapshot {
-        let by_name = nodes
+    /// Builds from a view whose nodes have unique names.
+    pub fn from_view(view: ClusterView) -> Snapshot {
+        let by_name = view
+            .nodes
             .iter()
             .enumerate()
             .map(|(i, n)| (n.name.clone(), i as u32))
             .collect();
-        Snapshot::build(nodes, by_name, Vec::new())
+        Snapshot::build(view, by_name, Vec::new())
     }
 
     fn build(
-        nodes: Vec<Arc<Node>>,
+        view: ClusterView,
         by_name: HashMap<String, u32>,
         changes: Vec<(u64, Arc<[u32]>)>,
     ) -> Snapshot {
+        let ClusterView {
+            nodes,
+            pods,
+            namespaces,
+        } = view;
+        debug_assert_eq!(nodes.len(), pods.len());
         let zones: Vec<String> = nodes.iter().map(|n| zone_key(n)).collect();
         Snapshot {
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
             order: node_tree_order(&zones),
             names: nodes.iter().map(|n| Arc::from(n.name.as_str())).collect(),
             nodes,
+            pods,
+            namespaces,
             by_name,
             changes,
         }
     }
 
-    /// The next snapshot: `nodes` by slot, of which `changed` differ from
+    /// The next snapshot: `view` by slot, of which `changed` differ from
     /// this one's (slots past the new length are removed).
-    pub fn successor(&self, nodes: Vec<Arc<Node>>, changed: &BTreeSet<u32>) -> Snapshot {
+    pub fn successor(&self, view: ClusterView, changed: &BTreeSet<u32>) -> Snapshot {
+        let nodes = &view.nodes;
         let len = nodes.len() as u32;
         let changed: Vec<u32> = changed.iter().copied().filter(|&s| s < len).collect();
         let mut changes: Vec<(u64, Arc<[u32]>)> = Vec::with_capacity(HISTORY);
@@ -92,7 +119,7 @@ impl Snapshot {
         if changes.len() > HISTORY {
             changes.drain(..changes.len() - HISTORY);
         }
-        let mut next = Snapshot::from_shared(nodes);
+        let mut next = Snapshot::from_view(view);
         next.changes = changes;
         next
     }
@@ -127,6 +154,16 @@ impl Snapshot {
         &self.nodes[slot as usize]
     }
 
+    /// The pods bound to the node at `slot`, by group.
+    pub fn pods_on(&self, slot: u32) -> &[GroupCount] {
+        &self.pods[slot as usize]
+    }
+
+    /// Namespace labels by name (empty unless Namespace objects were given).
+    pub fn namespaces(&self) -> &Arc<Namespaces> {
+        &self.namespaces
+    }
+
     pub fn name(&self, slot: u32) -> &Arc<str> {
         &self.names[slot as usize]
     }
@@ -144,7 +181,12 @@ impl Snapshot {
 impl Clone for Snapshot {
     /// A copy with a new generation, so instances treat it as new.
     fn clone(&self) -> Snapshot {
-        Snapshot::build(self.nodes.clone(), self.by_name.clone(), Vec::new())
+        let view = ClusterView {
+            nodes: self.nodes.clone(),
+            pods: self.pods.clone(),
+            namespaces: self.namespaces.clone(),
+        };
+        Snapshot::build(view, self.by_name.clone(), Vec::new())
     }
 }
 
@@ -216,6 +258,14 @@ mod tests {
         })
     }
 
+    fn view(nodes: Vec<Arc<Node>>) -> ClusterView {
+        ClusterView {
+            pods: vec![Arc::from([]); nodes.len()],
+            nodes,
+            namespaces: Arc::default(),
+        }
+    }
+
     #[test]
     fn successors_remember_what_changed() {
         let first =
@@ -223,11 +273,11 @@ mod tests {
                 .unwrap();
         let mut nodes = first.nodes().to_vec();
         nodes[3] = node("n3");
-        let second = first.successor(nodes.clone(), &BTreeSet::from([3]));
+        let second = first.successor(view(nodes.clone()), &BTreeSet::from([3]));
         assert_eq!(second.changes_since(first.generation()), Some(&[3][..]));
         nodes.truncate(8);
         nodes[1] = node("n9");
-        let third = second.successor(nodes, &BTreeSet::from([1, 9]));
+        let third = second.successor(view(nodes), &BTreeSet::from([1, 9]));
         // Slot 9 is gone (past the length): removal, not an upsert.
         assert_eq!(third.changes_since(second.generation()), Some(&[1][..]));
         assert_eq!(third.changes_since(first.generation()), Some(&[1, 3][..]));

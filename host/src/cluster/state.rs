@@ -9,20 +9,47 @@
 //! [`ClusterState`]).
 
 use super::Snapshot;
+use super::snapshot::{ClusterView, Namespaces};
 use crate::input::{Objects, kube};
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1 as k8s;
 use sift_sdk::resources::Resources;
-use sift_sdk::{HostPort, Node};
-use std::collections::{BTreeSet, HashMap, HashSet};
+use sift_sdk::{GroupCount, HostPort, Labels, Node, Pod, PodAffinityTerm, PodGroup};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
-/// What a bound pod holds on its node.
+/// What a bound pod holds on its node, and what the cluster view shows of
+/// it.
 #[derive(Clone, Debug, PartialEq)]
 struct Usage {
     node: String,
     requests: Resources,
     ports: Vec<HostPort>,
+    group: GroupKey,
+}
+
+/// Everything a [`PodGroup`] shows but its id: pods with equal keys share
+/// one group.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct GroupKey {
+    namespace: String,
+    /// Sorted by key.
+    labels: Vec<(String, String)>,
+    anti_affinity: Vec<PodAffinityTerm>,
+    terminating: bool,
+}
+
+impl GroupKey {
+    fn of(pod: &Pod) -> GroupKey {
+        let mut labels = pod.labels.clone().into_pairs();
+        labels.sort();
+        GroupKey {
+            namespace: pod.namespace.clone(),
+            labels,
+            anti_affinity: pod.pod_anti_affinity.clone(),
+            terminating: pod.terminating,
+        }
+    }
 }
 
 /// Active bound pods, shared by both node tables.
@@ -33,6 +60,36 @@ struct Pods {
     /// Keys by node name, for recomputing a node's usage. A pod may name a
     /// node that does not exist (yet): it counts once the node appears.
     on: HashMap<String, BTreeSet<String>>,
+    /// The groups of the pods in `by_key`, with how many pods each has.
+    groups: HashMap<GroupKey, (Arc<PodGroup>, usize)>,
+    next_group: u64,
+}
+
+impl Pods {
+    fn join(&mut self, key: &GroupKey) {
+        if let Some((_, n)) = self.groups.get_mut(key) {
+            *n += 1;
+            return;
+        }
+        self.next_group += 1;
+        let group = PodGroup {
+            id: self.next_group,
+            namespace: key.namespace.clone(),
+            labels: Labels::new(key.labels.clone()),
+            anti_affinity: key.anti_affinity.clone(),
+            terminating: key.terminating,
+        };
+        self.groups.insert(key.clone(), (Arc::new(group), 1));
+    }
+
+    fn leave(&mut self, key: &GroupKey) {
+        if let Some((_, n)) = self.groups.get_mut(key) {
+            *n -= 1;
+            if *n == 0 {
+                self.groups.remove(key);
+            }
+        }
+    }
 }
 
 /// Nodes by slot, each with its pods' usage added, and the snapshot of the
@@ -43,6 +100,8 @@ struct NodeTable {
     bases: Vec<Node>,
     /// The nodes with their pods' usage added: what snapshots share.
     nodes: Vec<Arc<Node>>,
+    /// The pods on each node, by group (sorted by group id).
+    pods: Vec<Arc<[GroupCount]>>,
     slots: HashMap<String, u32>,
     /// Slots changed since `current` was taken.
     dirty: BTreeSet<u32>,
@@ -62,6 +121,7 @@ impl NodeTable {
                 let slot = self.bases.len() as u32;
                 self.slots.insert(node.name.clone(), slot);
                 self.nodes.push(Arc::new(node.clone()));
+                self.pods.push(Arc::from([]));
                 self.bases.push(node);
                 self.recompute(slot, pods);
                 true
@@ -77,6 +137,7 @@ impl NodeTable {
         let last = self.bases.len() as u32 - 1;
         self.bases.swap_remove(slot as usize);
         self.nodes.swap_remove(slot as usize);
+        self.pods.swap_remove(slot as usize);
         if slot != last {
             self.slots
                 .insert(self.bases[slot as usize].name.clone(), slot);
@@ -96,26 +157,43 @@ impl NodeTable {
     /// fixed (sorted) order so equal states give equal nodes.
     fn recompute(&mut self, slot: u32, pods: &Pods) {
         let mut node = self.bases[slot as usize].clone();
+        let mut groups: BTreeMap<u64, GroupCount> = BTreeMap::new();
         for key in pods.on.get(&node.name).into_iter().flatten() {
             if let Some(u) = pods.by_key.get(key) {
                 node.requested.add(&u.requests);
                 node.pod_count += 1;
                 node.used_ports.extend(u.ports.iter().cloned());
+                if let Some((group, _)) = pods.groups.get(&u.group) {
+                    groups
+                        .entry(group.id)
+                        .or_insert_with(|| GroupCount {
+                            group: group.clone(),
+                            count: 0,
+                        })
+                        .count += 1;
+                }
             }
         }
         self.nodes[slot as usize] = Arc::new(node);
+        self.pods[slot as usize] = groups.into_values().collect();
         self.dirty.insert(slot);
     }
 
-    fn snapshot(&mut self) -> Arc<Snapshot> {
+    fn snapshot(&mut self, namespaces: &Arc<Namespaces>) -> Arc<Snapshot> {
         if let Some(current) = &self.current
             && self.dirty.is_empty()
+            && Arc::ptr_eq(current.namespaces(), namespaces)
         {
             return current.clone();
         }
+        let view = ClusterView {
+            nodes: self.nodes.clone(),
+            pods: self.pods.clone(),
+            namespaces: namespaces.clone(),
+        };
         let next = match &self.current {
-            Some(prev) => prev.successor(self.nodes.clone(), &self.dirty),
-            None => Snapshot::from_shared(self.nodes.clone()),
+            Some(prev) => prev.successor(view, &self.dirty),
+            None => Snapshot::from_view(view),
         };
         self.dirty.clear();
         let next = Arc::new(next);
@@ -137,6 +215,8 @@ pub struct ClusterState {
     cluster: NodeTable,
     request: NodeTable,
     pods: Pods,
+    /// Namespace labels by name, for pod affinity's namespaceSelector.
+    namespaces: Arc<Namespaces>,
 }
 
 impl ClusterState {
@@ -159,6 +239,13 @@ impl ClusterState {
                 .upsert_pod(pod)
                 .map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
         }
+        for (ns, origin) in &objects.namespaces {
+            let name = ns.metadata.name.as_deref().unwrap_or("");
+            if name.is_empty() {
+                bail!("{origin}: namespace has no metadata.name");
+            }
+            cluster.upsert_namespace(ns);
+        }
         Ok(cluster)
     }
 
@@ -172,6 +259,31 @@ impl ClusterState {
 
     pub fn pod_count(&self) -> usize {
         self.pods.by_key.len()
+    }
+
+    /// Distinct pod groups (see [`PodGroup`]) among the bound pods.
+    pub fn pod_group_count(&self) -> usize {
+        self.pods.groups.len()
+    }
+
+    /// Adds or replaces a namespace's labels. Returns whether anything
+    /// changed.
+    pub fn upsert_namespace(&mut self, ns: &k8s::Namespace) -> bool {
+        let name = ns.metadata.name.clone().unwrap_or_default();
+        let labels = kube::labels(ns.metadata.labels.as_ref());
+        if self.namespaces.get(&name) == Some(&labels) {
+            return false;
+        }
+        Arc::make_mut(&mut self.namespaces).insert(name, labels);
+        true
+    }
+
+    pub fn remove_namespace(&mut self, name: &str) -> bool {
+        if !self.namespaces.contains_key(name) {
+            return false;
+        }
+        Arc::make_mut(&mut self.namespaces).remove(name);
+        true
     }
 
     /// Nodes held for `Nodes`-mode requests: the last request's.
@@ -196,11 +308,15 @@ impl ClusterState {
     pub fn upsert_pod(&mut self, pod: &k8s::Pod) -> Result<bool> {
         let key = kube::pod_key(pod);
         let usage = match kube::bound_node(pod) {
-            Some(node) if kube::pod_is_active(pod) => Some(Usage {
-                node: node.to_string(),
-                requests: kube::pod_resources(pod)?,
-                ports: kube::pod_host_ports(pod),
-            }),
+            Some(node) if kube::pod_is_active(pod) => {
+                let model = kube::pod(pod)?;
+                Some(Usage {
+                    node: node.to_string(),
+                    group: GroupKey::of(&model),
+                    requests: model.requests,
+                    ports: model.host_ports,
+                })
+            }
             _ => None,
         };
         if self.pods.by_key.get(&key) == usage.as_ref() {
@@ -214,6 +330,7 @@ impl ClusterState {
                 .entry(node.clone())
                 .or_default()
                 .insert(key.clone());
+            self.pods.join(&usage.group);
             self.pods.by_key.insert(key, usage);
             self.recompute_named(&node);
         }
@@ -233,6 +350,7 @@ impl ClusterState {
         let Some(old) = self.pods.by_key.remove(key) else {
             return false;
         };
+        self.pods.leave(&old.group);
         if let Some(set) = self.pods.on.get_mut(&old.node) {
             set.remove(key);
             if set.is_empty() {
@@ -251,7 +369,7 @@ impl ClusterState {
     /// The current state as an immutable snapshot; the same one until
     /// something changes.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
-        self.cluster.snapshot()
+        self.cluster.snapshot(&self.namespaces)
     }
 
     /// A snapshot of exactly `nodes` (a `Nodes`-mode request's, names
@@ -272,7 +390,7 @@ impl ClusterState {
         for node in nodes {
             self.request.upsert(node, &self.pods);
         }
-        self.request.snapshot()
+        self.request.snapshot(&self.namespaces)
     }
 }
 
@@ -294,6 +412,92 @@ mod tests {
                 {"name": "c", "resources": {"requests": {"cpu": cpu}}}]}
         }))
         .unwrap()
+    }
+
+    fn labelled(name: &str, node: &str, ns: &str, app: &str) -> k8s::Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": name, "namespace": ns, "labels": {"app": app}},
+            "spec": {"nodeName": node, "containers": []}
+        }))
+        .unwrap()
+    }
+
+    fn groups(s: &Snapshot, slot: u32) -> Vec<(String, String, u32)> {
+        s.pods_on(slot)
+            .iter()
+            .map(|g| {
+                let app = g.group.labels.get("app").unwrap_or("").to_string();
+                (g.group.namespace.clone(), app, g.count)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn alike_pods_share_a_group_counted_per_node() {
+        let mut c = ClusterState::default();
+        for n in ["a", "b"] {
+            c.upsert_node(node(n));
+        }
+        for (i, n) in ["a", "a", "b"].iter().enumerate() {
+            c.upsert_pod(&labelled(&format!("web-{i}"), n, "shop", "web"))
+                .unwrap();
+        }
+        c.upsert_pod(&labelled("db-0", "a", "shop", "db")).unwrap();
+        // Same labels, other namespace: another group.
+        c.upsert_pod(&labelled("web-x", "b", "other", "web"))
+            .unwrap();
+        assert_eq!(c.pod_group_count(), 3);
+        let s = c.snapshot();
+        let mut on_a = groups(&s, 0);
+        on_a.sort();
+        assert_eq!(
+            on_a,
+            [
+                ("shop".into(), "db".into(), 1),
+                ("shop".into(), "web".into(), 2)
+            ]
+        );
+        let web = &s.pods_on(0).iter().find(|g| g.count == 2).unwrap().group;
+        let web_b = &s
+            .pods_on(1)
+            .iter()
+            .find(|g| g.group.namespace == "shop")
+            .unwrap();
+        assert!(
+            Arc::ptr_eq(web, &web_b.group),
+            "one group object for all its pods"
+        );
+        // A group goes when its last pod goes; a new one gets a fresh id.
+        let db_id = s.pods_on(0).iter().find(|g| g.count == 1).unwrap().group.id;
+        c.remove_pod_key("shop/db-0");
+        assert_eq!(c.pod_group_count(), 2);
+        c.upsert_pod(&labelled("db-0", "b", "shop", "db")).unwrap();
+        let s = c.snapshot();
+        let db = s
+            .pods_on(1)
+            .iter()
+            .find(|g| g.group.labels.get("app") == Some("db"));
+        assert!(db.unwrap().group.id > db_id);
+        assert_eq!(groups(&s, 0), [("shop".into(), "web".into(), 2)]);
+    }
+
+    #[test]
+    fn a_namespace_change_makes_a_new_snapshot_without_node_changes() {
+        let mut c = ClusterState::default();
+        c.upsert_node(node("a"));
+        let s1 = c.snapshot();
+        let ns: k8s::Namespace = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "shop", "labels": {"team": "t1"}}
+        }))
+        .unwrap();
+        assert!(c.upsert_namespace(&ns));
+        assert!(!c.upsert_namespace(&ns), "no change");
+        let s2 = c.snapshot();
+        assert_ne!(s1.generation(), s2.generation());
+        assert_eq!(s2.changes_since(s1.generation()), Some(&[][..]));
+        assert_eq!(s2.namespaces()["shop"].get("team"), Some("t1"));
+        assert!(c.remove_namespace("shop"));
+        assert!(c.snapshot().namespaces().is_empty());
     }
 
     #[test]

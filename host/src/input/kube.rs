@@ -131,7 +131,8 @@ pub fn bound_node(pod: &k8s::Pod) -> Option<&str> {
         .filter(|n| !n.is_empty())
 }
 
-fn labels(map: Option<&BTreeMap<String, String>>) -> Labels {
+/// Labels (or annotations) in the model.
+pub fn labels(map: Option<&BTreeMap<String, String>>) -> Labels {
     map.map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
         .unwrap_or_default()
 }
