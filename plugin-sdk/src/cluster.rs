@@ -32,3 +32,45 @@ pub struct GroupCount {
     pub group: Arc<PodGroup>,
     pub count: u32,
 }
+
+/// The nodes and placed pods a plugin's prepare step reads (kube-scheduler
+/// hands PreFilter the whole snapshot's NodeInfo list). The host implements
+/// it over its snapshot; a component over the tables the host syncs into
+/// it. Nodes are addressed by slot; a slot may be empty.
+pub trait ClusterView {
+    /// One past the highest slot.
+    fn slots(&self) -> u32;
+    /// The node at `slot`, if any.
+    fn node(&self, slot: u32) -> Option<&crate::Node>;
+    /// The pods bound to the node at `slot`, by group.
+    fn pods_on(&self, slot: u32) -> &[GroupCount];
+    /// A namespace's labels; `None` for a namespace the host was not given.
+    fn namespace_labels(&self, namespace: &str) -> Option<&Labels>;
+}
+
+/// A cluster view over plain tables: tests, and hosts without a snapshot.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterTables {
+    pub nodes: Vec<crate::Node>,
+    /// By node index; missing entries mean no pods.
+    pub pods: Vec<Vec<GroupCount>>,
+    pub namespaces: Vec<(String, Labels)>,
+}
+
+impl ClusterView for ClusterTables {
+    fn slots(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+    fn node(&self, slot: u32) -> Option<&crate::Node> {
+        self.nodes.get(slot as usize)
+    }
+    fn pods_on(&self, slot: u32) -> &[GroupCount] {
+        self.pods.get(slot as usize).map_or(&[], |p| &p[..])
+    }
+    fn namespace_labels(&self, namespace: &str) -> Option<&Labels> {
+        self.namespaces
+            .iter()
+            .find(|(n, _)| n == namespace)
+            .map(|(_, l)| l)
+    }
+}

@@ -53,7 +53,7 @@ pub mod native;
 #[doc(hidden)]
 pub mod guest;
 
-pub use cluster::{GroupCount, PodGroup};
+pub use cluster::{ClusterTables, ClusterView, GroupCount, PodGroup};
 pub use model::{
     HostPort, LabelKey, LabelSelector, Labels, Node, NodeCondition, NodeFields, OwnerReference,
     Pod, PodAffinityTerm, SelectorRequirement, SelectorTerm, Taint, Toleration,
@@ -61,6 +61,7 @@ pub use model::{
 };
 pub use quantity::Quantity;
 pub use resources::Resources;
+pub use selector::PodSelector;
 pub use status::{Code, Prepare, Status};
 
 /// A filter predicate: kube-scheduler's PreFilter + Filter for one plugin.

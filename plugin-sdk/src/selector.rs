@@ -4,7 +4,9 @@
 //! (unknown operator, wrong number of values, Gt/Lt on a non-integer) is
 //! ignored, and an empty term matches nothing.
 
-use crate::model::{LabelKey, Labels, Node, Pod, SelectorRequirement, SelectorTerm, str_eq};
+use crate::model::{
+    LabelKey, LabelSelector, Labels, Node, Pod, SelectorRequirement, SelectorTerm, str_eq,
+};
 
 /// The field `matchFields` may select on.
 pub const OBJECT_NAME_FIELD: &str = "metadata.name";
@@ -220,6 +222,95 @@ impl RequiredNodeAffinity {
     }
 }
 
+/// A compiled `metav1.LabelSelector`, as upstream's
+/// `LabelSelectorAsSelector` makes it: an unset selector selects nothing,
+/// an empty one everything, otherwise every requirement must hold
+/// (`matchLabels` pairs are `In` requirements). Only the label operators
+/// (`In`, `NotIn`, `Exists`, `DoesNotExist`) are valid here.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodSelector {
+    /// `None`: selects nothing.
+    requirements: Option<Vec<Requirement>>,
+}
+
+impl PodSelector {
+    /// The selector of an unset `labelSelector`: matches no pod.
+    pub fn nothing() -> PodSelector {
+        PodSelector { requirements: None }
+    }
+
+    /// Compiles a selector; an invalid key, value or operator is an error
+    /// (upstream's PreFilter then fails with that error).
+    pub fn new(selector: Option<&LabelSelector>) -> Result<PodSelector, String> {
+        let Some(sel) = selector else {
+            return Ok(PodSelector::nothing());
+        };
+        let mut requirements = Vec::new();
+        for (k, v) in &sel.match_labels {
+            requirements.push(parse_pod_requirement(&SelectorRequirement {
+                key: k.clone(),
+                operator: "In".into(),
+                values: vec![v.clone()],
+            })?);
+        }
+        for r in &sel.match_expressions {
+            requirements.push(parse_pod_requirement(r)?);
+        }
+        Ok(PodSelector {
+            requirements: Some(requirements),
+        })
+    }
+
+    /// Adds `key In (value)` for each pair (matchLabelKeys merged into the
+    /// selector). A selector that selects nothing stays so.
+    pub fn and_equal(mut self, pairs: impl IntoIterator<Item = (String, String)>) -> PodSelector {
+        if let Some(reqs) = &mut self.requirements {
+            for (k, v) in pairs {
+                reqs.push(Requirement {
+                    key: LabelKey::new(k),
+                    op: Op::In(vec![v]),
+                });
+            }
+        }
+        self
+    }
+
+    /// Adds `key NotIn (value)` for each pair (mismatchLabelKeys).
+    pub fn and_not_equal(
+        mut self,
+        pairs: impl IntoIterator<Item = (String, String)>,
+    ) -> PodSelector {
+        if let Some(reqs) = &mut self.requirements {
+            for (k, v) in pairs {
+                reqs.push(Requirement {
+                    key: LabelKey::new(k),
+                    op: Op::NotIn(vec![v]),
+                });
+            }
+        }
+        self
+    }
+
+    /// Whether this is the selector of an unset `labelSelector`.
+    pub fn is_nothing(&self) -> bool {
+        self.requirements.is_none()
+    }
+
+    pub fn matches(&self, labels: &Labels) -> bool {
+        match &self.requirements {
+            None => false,
+            Some(reqs) => reqs.iter().all(|r| r.matches(labels.get_key(&r.key))),
+        }
+    }
+}
+
+fn parse_pod_requirement(r: &SelectorRequirement) -> Result<Requirement, String> {
+    match r.operator.as_str() {
+        "In" | "NotIn" | "Exists" | "DoesNotExist" => parse_label_requirement(r),
+        other => Err(format!("{other:?} is not a valid label selector operator")),
+    }
+}
+
 /// A label value: at most 63 characters, empty, or alphanumerics with
 /// `-`, `_`, `.` inside.
 pub fn is_label_value(v: &str) -> bool {
@@ -357,5 +448,75 @@ mod tests {
         assert!(a.matches(&node(&[("disk", "ssd"), ("zone", "a")])));
         assert!(!a.matches(&node(&[("zone", "a")])));
         assert!(!a.matches(&node(&[("disk", "ssd"), ("zone", "b")])));
+    }
+}
+
+#[cfg(test)]
+mod pod_selector_tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> Labels {
+        pairs.iter().map(|(k, v)| (*k, *v)).collect()
+    }
+
+    #[test]
+    fn unset_selects_nothing_and_empty_selects_everything() {
+        let l = labels(&[("app", "web")]);
+        assert!(!PodSelector::new(None).unwrap().matches(&l));
+        assert!(
+            PodSelector::new(Some(&LabelSelector::default()))
+                .unwrap()
+                .matches(&l)
+        );
+        assert!(
+            PodSelector::new(Some(&LabelSelector::default()))
+                .unwrap()
+                .matches(&Labels::default())
+        );
+        // Merging pairs into "nothing" keeps it nothing.
+        let merged = PodSelector::nothing().and_equal([("app".into(), "web".into())]);
+        assert!(merged.is_nothing() && !merged.matches(&l));
+    }
+
+    #[test]
+    fn requirements_are_anded_and_checked() {
+        let sel = LabelSelector {
+            match_labels: vec![("app".into(), "web".into())],
+            match_expressions: vec![SelectorRequirement {
+                key: "tier".into(),
+                operator: "NotIn".into(),
+                values: vec!["db".into()],
+            }],
+        };
+        let s = PodSelector::new(Some(&sel)).unwrap();
+        assert!(s.matches(&labels(&[("app", "web")])));
+        assert!(!s.matches(&labels(&[("app", "web"), ("tier", "db")])));
+        assert!(!s.matches(&labels(&[("app", "api")])));
+        let s = s.and_equal([("hash".into(), "1".into())]);
+        assert!(!s.matches(&labels(&[("app", "web")])));
+        assert!(s.matches(&labels(&[("app", "web"), ("hash", "1")])));
+        let s = s.and_not_equal([("tenant".into(), "a".into())]);
+        assert!(!s.matches(&labels(&[("app", "web"), ("hash", "1"), ("tenant", "a")])));
+        for (op, values) in [
+            ("Gt", vec!["1"]),
+            ("In", vec![]),
+            ("Exists", vec!["x"]),
+            ("Has", vec![]),
+        ] {
+            let bad = LabelSelector {
+                match_labels: vec![],
+                match_expressions: vec![SelectorRequirement {
+                    key: "k".into(),
+                    operator: op.into(),
+                    values: values.into_iter().map(String::from).collect(),
+                }],
+            };
+            assert!(PodSelector::new(Some(&bad)).is_err(), "{op}");
+        }
+        let bad_key = LabelSelector {
+            match_labels: vec![("bad key".into(), "v".into())],
+            match_expressions: vec![],
+        };
+        assert!(PodSelector::new(Some(&bad_key)).is_err());
     }
 }

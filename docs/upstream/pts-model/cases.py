@@ -150,4 +150,13 @@ CASES=[
  POD({"foo":"","bar":""},[C(1,"zone",BAR),C(1,"zone",FOO)]),Z4(),
  [P("p-a1","node-a",foo="",bar=""),P("p-a2","node-a",foo=""),P("p-b1","node-b",foo="",bar=""),P("p-y1","node-y",foo=""),P("p-y2","node-y",foo="",bar=""),P("p-y3","node-y",foo=""),P("p-y4","node-y",foo="")],
  {"node-a":U,"node-b":U,"node-x":U,"node-y":U}),
+# ---------------- derived by sift (not upstream tables) ----------------
+("sift (derived)","as many domains as minDomains: the global minimum is the real one",
+ POD({"foo":""},[C(1,"zone",FOO,minDomains=2)]),Z4(),
+ [P("p-a1","node-a",foo=""),P("p-x1","node-x",foo=""),P("p-y1","node-y",foo="")],
+ {"node-a":S,"node-b":S,"node-x":U,"node-y":U}),
+("sift (derived)","an empty labelSelector matches every pod of the namespace (kubernetes#141340)",
+ POD({"foo":""},[C(1,"zone",{})]),Z4(),
+ [P("p-a1","node-a",bar=""),P("p-x1","node-x"),P("p-y1","node-y",foo="")],
+ {"node-a":S,"node-b":S,"node-x":U,"node-y":U}),
 ]

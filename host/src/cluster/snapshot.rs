@@ -178,6 +178,22 @@ impl Snapshot {
     }
 }
 
+/// What a native plugin's prepare step reads (see [`sift_sdk::ClusterView`]).
+impl sift_sdk::ClusterView for Snapshot {
+    fn slots(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+    fn node(&self, slot: u32) -> Option<&Node> {
+        self.nodes.get(slot as usize).map(|n| &**n)
+    }
+    fn pods_on(&self, slot: u32) -> &[GroupCount] {
+        self.pods.get(slot as usize).map_or(&[], |p| &p[..])
+    }
+    fn namespace_labels(&self, namespace: &str) -> Option<&Labels> {
+        self.namespaces.get(namespace)
+    }
+}
+
 impl Clone for Snapshot {
     /// A copy with a new generation, so instances treat it as new.
     fn clone(&self) -> Snapshot {

@@ -1,0 +1,238 @@
+//! kube-scheduler's PodTopologySpread filter: a pod's `DoNotSchedule`
+//! topology spread constraints, checked against the pods already placed in
+//! each topology domain.
+//!
+//! Upstream: `pkg/scheduler/framework/plugins/podtopologyspread/`
+//! (`filtering.go`, `common.go`, `plugin.go`), master (1.35+); restated in
+//! `docs/upstream/podtopologyspread.md`. Behaviour that upstream gates is
+//! as in 1.35 with default gates: node inclusion policies (GA) honoured,
+//! matchLabelKeys merged into the selector, and an empty (`{}`) selector
+//! matching every pod of the namespace (kubernetes#141340).
+//!
+//! Default constraints (`PodTopologySpreadArgs`) take their selector from
+//! the Services, ReplicaSets and StatefulSets selecting the pod, which sift
+//! is not given; upstream skips a pod whose default selector comes out
+//! empty, so here default constraints never filter (the system defaults
+//! are `ScheduleAnyway` and never filter anyway).
+//!
+//! The cycle runs in two steps, as upstream's PreFilter and Filter:
+//! 1. [`pre_filter`] builds the pod's hard constraints and counts, per
+//!    constraint, the matching pods in every eligible domain;
+//! 2. [`filter`] checks each node's domains against the skew.
+//!
+//! [`SpreadState::add_pod`] is upstream's AddPod/RemovePod, for nominated
+//! pods.
+
+use sift_sdk::selector::RequiredNodeAffinity;
+use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
+use sift_sdk::{ClusterView, LabelKey, Labels, Node, Pod, PodSelector, Status};
+use std::collections::HashMap;
+
+/// The plugin's name in configuration and statuses.
+pub const NAME: &str = "PodTopologySpread";
+
+/// A node's domain holds too many matching pods (`ErrReasonConstraintsNotMatch`).
+pub const ERR_REASON_CONSTRAINTS_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints";
+/// A node lacks a constraint's topology key (`ErrReasonNodeLabelNotMatch`).
+pub const ERR_REASON_NODE_LABEL_NOT_MATCH: &str =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+
+/// One hard (`DoNotSchedule`) constraint, defaults applied.
+#[derive(Clone, Debug)]
+pub struct Constraint {
+    pub max_skew: i32,
+    pub topology_key: LabelKey,
+    /// The label selector with matchLabelKeys merged in.
+    pub selector: PodSelector,
+    /// `minDomains`, 1 when unset.
+    pub min_domains: i32,
+    /// `nodeAffinityPolicy: Honor` (the default).
+    pub honor_node_affinity: bool,
+    /// `nodeTaintsPolicy: Honor` (default: Ignore).
+    pub honor_node_taints: bool,
+}
+
+/// The pod's hard constraints, in spec order (upstream's `getConstraints`
+/// for a pod with constraints of its own). An invalid selector is an
+/// error, which upstream's PreFilter returns as an Error status.
+pub fn hard_constraints(pod: &Pod) -> Result<Vec<Constraint>, String> {
+    let mut out = Vec::new();
+    for c in &pod.topology_spread_constraints {
+        if c.when_unsatisfiable != "DoNotSchedule" {
+            continue;
+        }
+        let selector = PodSelector::new(c.label_selector.as_ref())
+            .map_err(|e| format!("obtaining pod's hard topology spread constraints: {e}"))?;
+        // matchLabelKeys: the pod's own values for the keys it has.
+        let pairs: Vec<(String, String)> = c
+            .match_label_keys
+            .iter()
+            .filter_map(|k| pod.labels.get(k).map(|v| (k.clone(), v.to_string())))
+            .collect();
+        out.push(Constraint {
+            max_skew: c.max_skew,
+            topology_key: LabelKey::new(c.topology_key.clone()),
+            selector: selector.and_equal(pairs),
+            min_domains: c.min_domains.unwrap_or(1),
+            honor_node_affinity: c.node_affinity_policy.as_deref() != Some("Ignore"),
+            honor_node_taints: c.node_taints_policy.as_deref() == Some("Honor"),
+        });
+    }
+    Ok(out)
+}
+
+/// What PreFilter computed for one pod: upstream's `preFilterState`.
+#[derive(Clone, Debug)]
+pub struct SpreadState {
+    constraints: Vec<Constraint>,
+    /// Per constraint: matching pods by topology value, for every eligible
+    /// domain (0 included).
+    counts: Vec<HashMap<String, i64>>,
+    /// Per constraint: whether the incoming pod matches its own selector.
+    self_match: Vec<bool>,
+    namespace: String,
+    node_affinity: RequiredNodeAffinity,
+    tolerations: Vec<sift_sdk::Toleration>,
+}
+
+/// Whether `node` counts for constraint `c` of `pod`
+/// (`matchNodeInclusionPolicies`).
+fn included(
+    c: &Constraint,
+    node: &Node,
+    affinity: &RequiredNodeAffinity,
+    tolerations: &[sift_sdk::Toleration],
+) -> bool {
+    if c.honor_node_affinity && !affinity.matches(node) {
+        return false;
+    }
+    if c.honor_node_taints
+        && find_untolerated(&node.taints, tolerations, is_do_not_schedule).is_some()
+    {
+        return false;
+    }
+    true
+}
+
+fn has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
+    constraints
+        .iter()
+        .all(|c| labels.get_key(&c.topology_key).is_some())
+}
+
+/// Upstream's PreFilter: `Ok(None)` is Skip (no hard constraint), an error
+/// is PreFilter's Error status.
+pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadState>, String> {
+    let constraints = hard_constraints(pod)?;
+    if constraints.is_empty() {
+        return Ok(None);
+    }
+    let node_affinity = RequiredNodeAffinity::of(pod);
+    let mut counts = vec![HashMap::new(); constraints.len()];
+    // A selector is matched once per pod group, not once per pod.
+    let mut matched: HashMap<(u64, usize), bool> = HashMap::new();
+    for slot in 0..cluster.slots() {
+        let Some(node) = cluster.node(slot) else {
+            continue;
+        };
+        if !has_all_keys(&node.labels, &constraints) {
+            continue;
+        }
+        for (i, c) in constraints.iter().enumerate() {
+            if !included(c, node, &node_affinity, &pod.tolerations) {
+                continue;
+            }
+            let value = node.labels.get_key(&c.topology_key).unwrap_or_default();
+            let mut n = 0i64;
+            if !c.selector.is_nothing() {
+                for g in cluster.pods_on(slot) {
+                    let group = &g.group;
+                    if group.terminating || group.namespace != pod.namespace {
+                        continue;
+                    }
+                    let hit = *matched
+                        .entry((group.id, i))
+                        .or_insert_with(|| c.selector.matches(&group.labels));
+                    if hit {
+                        n += i64::from(g.count);
+                    }
+                }
+            }
+            *counts[i].entry(value.to_string()).or_insert(0) += n;
+        }
+    }
+    let self_match = constraints
+        .iter()
+        .map(|c| c.selector.matches(&pod.labels))
+        .collect();
+    Ok(Some(SpreadState {
+        constraints,
+        counts,
+        self_match,
+        namespace: pod.namespace.clone(),
+        node_affinity,
+        tolerations: pod.tolerations.clone(),
+    }))
+}
+
+impl SpreadState {
+    /// The hard constraints, in spec order.
+    pub fn constraints(&self) -> &[Constraint] {
+        &self.constraints
+    }
+
+    /// Matching pods in constraint `i`'s domain `value`, if it is eligible.
+    pub fn count(&self, i: usize, value: &str) -> Option<i64> {
+        self.counts.get(i)?.get(value).copied()
+    }
+
+    /// The global minimum of constraint `i`: 0 when there are fewer
+    /// eligible domains than `minDomains`.
+    pub fn min_match(&self, i: usize) -> i64 {
+        let counts = &self.counts[i];
+        if (counts.len() as i64) < i64::from(self.constraints[i].min_domains) {
+            return 0;
+        }
+        counts
+            .values()
+            .copied()
+            .min()
+            .unwrap_or(i64::from(i32::MAX))
+    }
+
+    /// Upstream's AddPod (`delta` 1) and RemovePod (`delta` -1): a pod of
+    /// `namespace` with `labels` placed on (or taken off) `node`, which
+    /// need not be the node the pod names. Terminating or not, it counts,
+    /// as upstream's `updateWithPod` has it.
+    pub fn add_pod(&mut self, namespace: &str, labels: &Labels, node: &Node, delta: i64) {
+        if namespace != self.namespace || !has_all_keys(&node.labels, &self.constraints) {
+            return;
+        }
+        for (i, c) in self.constraints.iter().enumerate() {
+            if !c.selector.matches(labels)
+                || !included(c, node, &self.node_affinity, &self.tolerations)
+            {
+                continue;
+            }
+            let value = node.labels.get_key(&c.topology_key).unwrap_or_default();
+            *self.counts[i].entry(value.to_string()).or_insert(0) += delta;
+        }
+    }
+}
+
+/// Upstream's Filter: the first constraint, in order, the node fails
+/// decides its status.
+pub fn filter(state: &SpreadState, node: &Node) -> Status {
+    for (i, c) in state.constraints.iter().enumerate() {
+        let Some(value) = node.labels.get_key(&c.topology_key) else {
+            return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
+        };
+        let matching = state.counts[i].get(value).copied().unwrap_or(0);
+        let skew = matching + i64::from(state.self_match[i]) - state.min_match(i);
+        if skew > i64::from(c.max_skew) {
+            return Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
+        }
+    }
+    Status::success()
+}
