@@ -235,6 +235,7 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
         requested: resources(n.requested),
         pod_count: n.pod_count,
         used_ports: n.used_ports.into_iter().map(host_port).collect(),
+        ..Node::default()
     }
 }
 
@@ -268,5 +269,6 @@ fn pod(p: wit::Pod) -> Pod {
             .collect(),
         host_ports: p.host_ports.into_iter().map(host_port).collect(),
         requests: resources(p.requests),
+        ..Pod::default()
     }
 }
