@@ -358,6 +358,8 @@ impl std::fmt::Display for NodeFields {
             (Self::UNSCHEDULABLE, "unschedulable"),
             (Self::RESOURCES, "resources"),
             (Self::PORTS, "ports"),
+            (Self::ANNOTATIONS, "annotations"),
+            (Self::CONDITIONS, "conditions"),
         ];
         let mut any = false;
         for (flag, name) in names {
@@ -381,7 +383,11 @@ impl NodeFields {
     pub const UNSCHEDULABLE: NodeFields = NodeFields(4);
     pub const RESOURCES: NodeFields = NodeFields(8);
     pub const PORTS: NodeFields = NodeFields(16);
-    pub const ALL: NodeFields = NodeFields(31);
+    /// Contract 0.2 and later.
+    pub const ANNOTATIONS: NodeFields = NodeFields(32);
+    /// Contract 0.2 and later.
+    pub const CONDITIONS: NodeFields = NodeFields(64);
+    pub const ALL: NodeFields = NodeFields(127);
 
     pub const fn union(self, other: NodeFields) -> NodeFields {
         NodeFields(self.0 | other.0)
@@ -396,15 +402,23 @@ impl NodeFields {
     }
 
     pub const fn from_bits(bits: u8) -> NodeFields {
-        NodeFields(bits & 31)
+        NodeFields(bits & 127)
     }
 
     /// A copy of `node` holding only these fields (and the name).
     pub fn project(self, node: &Node) -> Node {
         Node {
             name: node.name.clone(),
-            annotations: Labels::default(),
-            conditions: Vec::new(),
+            annotations: if self.contains(Self::ANNOTATIONS) {
+                node.annotations.clone()
+            } else {
+                Labels::default()
+            },
+            conditions: if self.contains(Self::CONDITIONS) {
+                node.conditions.clone()
+            } else {
+                Vec::new()
+            },
             labels: if self.contains(Self::LABELS) {
                 node.labels.clone()
             } else {
@@ -459,7 +473,7 @@ mod tests {
         assert_eq!(two.to_string(), "taints, ports");
         assert_eq!(
             NodeFields::ALL.to_string(),
-            "labels, taints, unschedulable, resources, ports"
+            "labels, taints, unschedulable, resources, ports, annotations, conditions"
         );
     }
 

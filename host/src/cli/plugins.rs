@@ -3,7 +3,7 @@
 
 use super::{PluginSource, load_config, plugins_dir, runtime};
 use crate::config::Config;
-use crate::contract::WasmPlugin;
+use crate::contract::{SUPPORTED, WasmPlugin};
 use crate::plugins::registry::Catalog;
 use crate::text::printable;
 use anyhow::{Context, Result, anyhow};
@@ -40,8 +40,8 @@ pub(super) fn plugins_list(source: PluginSource) -> Result<ExitCode> {
         .map(|p| p.name)
         .collect();
     println!(
-        "{:20} {:12} {:>9} {:8} FILE",
-        "NAME", "VERSION", "SIZE", "ENABLED"
+        "{:20} {:8} {:12} {:>9} {:8} FILE",
+        "NAME", "CONTRACT", "VERSION", "SIZE", "ENABLED"
     );
     for p in catalog.wasm_plugins() {
         let id = p.identity();
@@ -50,8 +50,9 @@ pub(super) fn plugins_list(source: PluginSource) -> Result<ExitCode> {
             .position(|n| *n == id.name)
             .map(|i| format!("#{}", i + 1));
         println!(
-            "{:20} {:12} {:>9} {:8} {}",
+            "{:20} {:8} {:12} {:>9} {:8} {}",
             printable(&id.name),
+            id.contract.as_str(),
             id.version(),
             human_size(id.size),
             position.unwrap_or_else(|| "no".into()),
@@ -90,9 +91,22 @@ pub(super) fn plugins_inspect(file: &Path) -> Result<ExitCode> {
     }
     match WasmPlugin::load(&runtime, file, &|_| "{}".to_string()) {
         Ok(p) => {
-            println!("contract:     sift:predicate/predicate-plugin@0.1.0");
-            println!("name:         {}", printable(&p.identity().name));
-            println!("node fields:  {}", p.identity().node_fields);
+            let id = p.identity();
+            println!(
+                "contract:     sift:predicate/predicate-plugin@{} (this sift runs {})",
+                id.contract,
+                SUPPORTED.join(", ")
+            );
+            println!("name:         {}", printable(&id.name));
+            println!("node fields:  {}", id.node_fields);
+            println!(
+                "cluster view: {}",
+                if id.cluster {
+                    "yes (pods on every node, namespaces)"
+                } else {
+                    "no"
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

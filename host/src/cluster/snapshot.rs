@@ -23,6 +23,9 @@ pub struct ClusterView {
     /// The pods on each node, by group; same length as `nodes`.
     pub pods: Vec<Arc<[GroupCount]>>,
     pub namespaces: Arc<Namespaces>,
+    /// Distinct pod groups in the cluster (an upper bound of those in
+    /// `pods`): how many a plugin instance needs to hold.
+    pub group_count: usize,
 }
 
 /// An immutable view of the cluster. Each snapshot has a unique generation:
@@ -36,6 +39,7 @@ pub struct Snapshot {
     /// The pods on each node by group, by slot.
     pods: Vec<Arc<[GroupCount]>>,
     namespaces: Arc<Namespaces>,
+    group_count: usize,
     /// Node names by slot, shared into cycle outcomes without copying.
     names: Vec<Arc<str>>,
     /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
@@ -61,6 +65,7 @@ impl Snapshot {
             nodes: nodes.into_iter().map(Arc::new).collect(),
             pods,
             namespaces: Arc::default(),
+            group_count: 0,
         };
         Ok(Snapshot::build(view, by_name, Vec::new()))
     }
@@ -85,6 +90,7 @@ impl Snapshot {
             nodes,
             pods,
             namespaces,
+            group_count,
         } = view;
         debug_assert_eq!(nodes.len(), pods.len());
         let zones: Vec<String> = nodes.iter().map(|n| zone_key(n)).collect();
@@ -95,6 +101,7 @@ impl Snapshot {
             nodes,
             pods,
             namespaces,
+            group_count,
             by_name,
             changes,
         }
@@ -159,6 +166,11 @@ impl Snapshot {
         &self.pods[slot as usize]
     }
 
+    /// Distinct pod groups in the cluster (at least those on its nodes).
+    pub fn group_count(&self) -> usize {
+        self.group_count
+    }
+
     /// Namespace labels by name (empty unless Namespace objects were given).
     pub fn namespaces(&self) -> &Arc<Namespaces> {
         &self.namespaces
@@ -201,6 +213,7 @@ impl Clone for Snapshot {
             nodes: self.nodes.clone(),
             pods: self.pods.clone(),
             namespaces: self.namespaces.clone(),
+            group_count: self.group_count,
         };
         Snapshot::build(view, self.by_name.clone(), Vec::new())
     }
@@ -279,6 +292,7 @@ mod tests {
             pods: vec![Arc::from([]); nodes.len()],
             nodes,
             namespaces: Arc::default(),
+            group_count: 0,
         }
     }
 

@@ -179,7 +179,7 @@ impl NodeTable {
         self.dirty.insert(slot);
     }
 
-    fn snapshot(&mut self, namespaces: &Arc<Namespaces>) -> Arc<Snapshot> {
+    fn snapshot(&mut self, namespaces: &Arc<Namespaces>, group_count: usize) -> Arc<Snapshot> {
         if let Some(current) = &self.current
             && self.dirty.is_empty()
             && Arc::ptr_eq(current.namespaces(), namespaces)
@@ -190,6 +190,7 @@ impl NodeTable {
             nodes: self.nodes.clone(),
             pods: self.pods.clone(),
             namespaces: namespaces.clone(),
+            group_count,
         };
         let next = match &self.current {
             Some(prev) => prev.successor(view, &self.dirty),
@@ -369,7 +370,8 @@ impl ClusterState {
     /// The current state as an immutable snapshot; the same one until
     /// something changes.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
-        self.cluster.snapshot(&self.namespaces)
+        self.cluster
+            .snapshot(&self.namespaces, self.pods.groups.len())
     }
 
     /// A snapshot of exactly `nodes` (a `Nodes`-mode request's, names
@@ -390,7 +392,8 @@ impl ClusterState {
         for node in nodes {
             self.request.upsert(node, &self.pods);
         }
-        self.request.snapshot(&self.namespaces)
+        self.request
+            .snapshot(&self.namespaces, self.pods.groups.len())
     }
 }
 

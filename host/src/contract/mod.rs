@@ -7,19 +7,124 @@
 //! instance that trapped, missed its deadline or ran out of memory is
 //! dropped and replaced by a fresh one on the next call.
 
+mod v0_1;
+mod v0_2;
+mod wire;
+
 use crate::cluster::Snapshot;
+use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::{
     BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
 };
-use crate::runtime::bindings::sift::predicate::types as wire;
-use crate::runtime::bindings::{PredicatePlugin, PredicatePluginPre};
 use crate::runtime::{InstanceState, Runtime};
 use crate::text::printable;
-use sift_sdk::{Code, NodeFields, Status};
+use sift_sdk::{NodeFields, PodGroup, Status};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasmtime::Store;
+use wasmtime::component::{Component, Linker};
+
+/// The contract versions this sift runs, oldest first. Adding one is a
+/// `wit/<version>/`, a `v<major>_<minor>.rs` beside this file, a variant
+/// of [`Version`] and an entry here.
+pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0"];
+
+/// A contract version a component implements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    V0_1,
+    V0_2,
+}
+
+impl Version {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Version::V0_1 => "0.1.0",
+            Version::V0_2 => "0.2.0",
+        }
+    }
+
+    /// The version a component implements, from the predicate interface
+    /// it exports; an error names the version found and those supported.
+    pub fn of(component: &Component, engine: &wasmtime::Engine) -> Result<Version, String> {
+        const INTERFACE: &str = "sift:predicate/predicate@";
+        let exported: Vec<String> = component
+            .component_type()
+            .exports(engine)
+            .map(|(name, _)| name.to_string())
+            .collect();
+        for name in &exported {
+            if name == v0_1::EXPORT {
+                return Ok(Version::V0_1);
+            }
+            if name == v0_2::EXPORT {
+                return Ok(Version::V0_2);
+            }
+        }
+        let supported = SUPPORTED.join(", ");
+        match exported.iter().find_map(|n| n.strip_prefix(INTERFACE)) {
+            Some(v) => Err(format!(
+                "implements sift's contract {}, which this sift does not run (it runs {supported})",
+                printable(v)
+            )),
+            None => Err(format!(
+                "does not implement sift's contract: it exports no {INTERFACE}<version> \
+                 interface (this sift runs {supported})"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What `describe` says, in every version's terms.
+pub(crate) struct Describe {
+    name: String,
+    node_fields: NodeFields,
+    /// Reads the cluster view (0.2 and later).
+    cluster: bool,
+}
+
+/// What one `filter` call answered, statuses converted.
+pub(crate) struct Verdicts {
+    statuses: Vec<Status>,
+    rejections: Vec<(u32, u32)>,
+}
+
+/// The one `match` over versions: each arm calls the same function of its
+/// version's module.
+macro_rules! by_version {
+    ($value:expr, $v:ident => $body:expr) => {
+        match $value {
+            Versioned::V0_1($v) => {
+                #[allow(unused_imports)]
+                use v0_1 as api;
+                $body
+            }
+            Versioned::V0_2($v) => {
+                #[allow(unused_imports)]
+                use v0_2 as api;
+                $body
+            }
+        }
+    };
+}
+
+/// A value of one version's generated types.
+enum Versioned<A, B> {
+    V0_1(A),
+    V0_2(B),
+}
+
+type Pre = Versioned<v0_1::Pre<InstanceState>, v0_2::Pre<InstanceState>>;
+type Bindings = Versioned<v0_1::Bindings, v0_2::Bindings>;
+type WirePod = Versioned<v0_1::WirePod, v0_2::WirePod>;
 
 /// Nodes per `sync-nodes` call: bounds the guest's transient memory.
 const SYNC_BATCH: usize = 1024;
@@ -28,7 +133,11 @@ const SYNC_BATCH: usize = 1024;
 #[derive(Clone, Debug)]
 pub struct PluginIdentity {
     pub name: String,
+    /// The contract version the component implements.
+    pub contract: Version,
     pub node_fields: NodeFields,
+    /// Whether its prepare step reads the cluster view.
+    pub cluster: bool,
     /// SHA-256 of the component, hex.
     pub sha256: String,
     pub path: PathBuf,
@@ -49,22 +158,26 @@ pub struct WasmPlugin {
     version: String,
     label: Arc<str>,
     runtime: Arc<Runtime>,
-    pre: PredicatePluginPre<InstanceState>,
+    pre: Pre,
     args: String,
     pool: Mutex<Vec<Instance>>,
     /// Live instances: pooled or in use.
     instances: AtomicUsize,
 }
 
-/// A fresh, not yet configured instance with its declared name and fields.
-type Described = (Store<InstanceState>, PredicatePlugin, (String, NodeFields));
+/// A fresh, not yet configured instance and what it says it is.
+type Described = (Store<InstanceState>, Bindings, Describe);
 
 struct Instance {
     store: Store<InstanceState>,
-    bindings: PredicatePlugin,
+    bindings: Bindings,
     synced_generation: Option<u64>,
     synced_len: usize,
     prepared_cycle: Option<u64>,
+    /// Cluster view: the pod groups the instance holds, and the namespaces
+    /// it was last sent.
+    groups: HashSet<u64>,
+    namespaces: Option<Arc<Namespaces>>,
 }
 
 impl WasmPlugin {
@@ -90,20 +203,30 @@ impl WasmPlugin {
         args_for: &dyn Fn(&str) -> String,
     ) -> anyhow::Result<WasmPlugin> {
         let compiled = runtime.compile(bytes, path)?;
-        let linker = runtime.linker_for(&compiled.component)?;
+        let version = Version::of(&compiled.component, runtime.engine())
+            .map_err(|e| anyhow::anyhow!("{} {e}", path.display()))?;
+        let mut linker = runtime.linker_for(&compiled.component)?;
+        link(&mut linker, version)
+            .map_err(|e| anyhow::anyhow!("{} cannot be linked: {e:#}", path.display()))?;
         let instance_pre = linker
             .instantiate_pre(&compiled.component)
             .map_err(|e| anyhow::anyhow!("{} cannot be linked: {e:#}", path.display()))?;
-        let pre = PredicatePluginPre::new(instance_pre).map_err(|e| {
+        let pre = match version {
+            Version::V0_1 => v0_1::pre(instance_pre).map(Versioned::V0_1),
+            Version::V0_2 => v0_2::pre(instance_pre).map(Versioned::V0_2),
+        }
+        .map_err(|e| {
             anyhow::anyhow!(
-                "{} does not implement sift's contract (world sift:predicate/predicate-plugin@0.1.0): {e:#}",
+                "{} does not implement sift's contract (world sift:predicate/predicate-plugin@{version}): {e:#}",
                 path.display()
             )
         })?;
         let mut plugin = WasmPlugin {
             identity: PluginIdentity {
                 name: String::new(),
+                contract: version,
                 node_fields: NodeFields::ALL,
+                cluster: false,
                 sha256: compiled.sha256,
                 path: path.to_path_buf(),
                 size: compiled.size,
@@ -120,12 +243,14 @@ impl WasmPlugin {
         };
         plugin.version = plugin.identity.version().to_string();
         // One instance learns the name, is configured, and starts the pool.
-        let (mut store, bindings, (name, fields)) = plugin
+        let (mut store, bindings, described) = plugin
             .instantiate()
             .map_err(|e| anyhow::anyhow!("{}: {}", path.display(), e.message))?;
+        let name = described.name;
         plugin.args = args_for(&name);
         plugin.identity.name = name.clone();
-        plugin.identity.node_fields = fields;
+        plugin.identity.node_fields = described.node_fields;
+        plugin.identity.cluster = described.cluster;
         plugin.label = Arc::from(format!("{name}@{}", plugin.version));
         let logger = runtime.plugin_logger(plugin.label.clone());
         store.data_mut().set_logger(logger);
@@ -206,13 +331,12 @@ impl WasmPlugin {
     /// A fresh instance and what it says it is (`describe`).
     fn instantiate(&self) -> Result<Described, PluginError> {
         let mut store = self.runtime.new_store(self.label.clone());
-        let bindings = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
-        let info = bindings
-            .sift_predicate_predicate()
-            .call_describe(&mut store)
+        let bindings = match &self.pre {
+            Versioned::V0_1(pre) => pre.instantiate(&mut store).map(Versioned::V0_1),
+            Versioned::V0_2(pre) => pre.instantiate(&mut store).map(Versioned::V0_2),
+        }
+        .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
+        let info = by_version!(&bindings, b => api::describe(b, &mut store))
             .map_err(|e| self.call_error("describe", &store, e))?;
         if info.name.trim().is_empty() {
             return Err(self.error("describe returned an empty plugin name"));
@@ -224,23 +348,17 @@ impl WasmPlugin {
                 printable(&info.name)
             )));
         }
-        Ok((
-            store,
-            bindings,
-            (info.name, node_fields_from_wire(info.node_fields)),
-        ))
+        Ok((store, bindings, info))
     }
 
     /// Configures a described instance with the plugin's arguments.
     fn init_instance(
         &self,
         mut store: Store<InstanceState>,
-        bindings: PredicatePlugin,
+        bindings: Bindings,
     ) -> Result<Instance, PluginError> {
         store.set_epoch_deadline(self.runtime.deadline_ticks());
-        bindings
-            .sift_predicate_predicate()
-            .call_init(&mut store, &self.args)
+        by_version!(&bindings, b => api::init(b, &mut store, &self.args))
             .map_err(|e| self.call_error("init", &store, e))?
             .map_err(|msg| self.error(format!("rejected its arguments: {msg}")))?;
         self.instances.fetch_add(1, Ordering::Relaxed);
@@ -250,6 +368,8 @@ impl WasmPlugin {
             synced_generation: None,
             synced_len: 0,
             prepared_cycle: None,
+            groups: HashSet::new(),
+            namespaces: None,
         })
     }
 
@@ -288,14 +408,24 @@ impl WasmPlugin {
         r
     }
 
-    /// Brings the instance's node table to `snapshot`: only the slots that
+    /// Brings the instance's tables to `snapshot`: only the slots that
     /// changed when the snapshot knows the instance's generation, else all.
+    /// A plugin that reads the cluster also gets the pods on those slots
+    /// (new groups first) and, when they changed, the namespaces.
     fn sync(&self, i: &mut Instance, snapshot: &Snapshot) -> Result<(), PluginError> {
         if i.synced_generation == Some(snapshot.generation()) {
             return Ok(());
         }
+        let cluster = self.identity.cluster;
+        // Groups accumulate as pods come and go; a full resync drops the
+        // ones no node names any more.
+        let too_many_groups = cluster && i.groups.len() > 2 * snapshot.group_count() + 1024;
+        let changes = i
+            .synced_generation
+            .filter(|_| !too_many_groups)
+            .and_then(|g| snapshot.changes_since(g));
         let all: Vec<u32>;
-        let slots: &[u32] = match i.synced_generation.and_then(|g| snapshot.changes_since(g)) {
+        let slots: &[u32] = match changes {
             Some(changed) => changed,
             None => {
                 all = (0..snapshot.len() as u32).collect();
@@ -303,8 +433,13 @@ impl WasmPlugin {
             }
         };
         let removals: Vec<u32> = (snapshot.len()..i.synced_len).map(|s| s as u32).collect();
+        let deadline = self.runtime.deadline_ticks();
+        if cluster && changes.is_none() && !i.groups.is_empty() {
+            let gone: Vec<u64> = i.groups.drain().collect();
+            i.store.set_epoch_deadline(deadline);
+            self.call_sync_pod_groups(i, &[], &gone)?;
+        }
         let fields = self.identity.node_fields;
-        let api = i.bindings.sift_predicate_predicate();
         let mut chunks = slots.chunks(SYNC_BATCH);
         let mut removed: &[u32] = &removals;
         loop {
@@ -312,44 +447,126 @@ impl WasmPlugin {
             if chunk.is_empty() && removed.is_empty() {
                 break;
             }
-            let upserts: Vec<wire::NodeEntry> = chunk
-                .iter()
-                .map(|&slot| wire::NodeEntry {
-                    slot,
-                    node: node_to_wire(snapshot.node(slot), fields),
-                })
-                .collect();
-            i.store.set_epoch_deadline(self.runtime.deadline_ticks());
-            api.call_sync_nodes(&mut i.store, &upserts, removed)
+            i.store.set_epoch_deadline(deadline);
+            by_version!(&i.bindings, b => api::sync_nodes(b, &mut i.store, snapshot, chunk, removed, fields))
                 .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
             removed = &[];
+            if cluster && !chunk.is_empty() {
+                let mut new: Vec<&PodGroup> = Vec::new();
+                for &slot in chunk {
+                    for g in snapshot.pods_on(slot) {
+                        if i.groups.insert(g.group.id) {
+                            new.push(&g.group);
+                        }
+                    }
+                }
+                if !new.is_empty() {
+                    i.store.set_epoch_deadline(deadline);
+                    self.call_sync_pod_groups(i, &new, &[])?;
+                }
+                i.store.set_epoch_deadline(deadline);
+                self.call_sync_placements(i, snapshot, chunk)?;
+            }
+        }
+        if cluster {
+            self.sync_namespaces(i, snapshot.namespaces())?;
         }
         i.synced_generation = Some(snapshot.generation());
         i.synced_len = snapshot.len();
         Ok(())
     }
 
+    fn call_sync_pod_groups(
+        &self,
+        i: &mut Instance,
+        upserts: &[&PodGroup],
+        removals: &[u64],
+    ) -> Result<(), PluginError> {
+        match &i.bindings {
+            Versioned::V0_1(_) => Ok(()),
+            Versioned::V0_2(b) => v0_2::sync_pod_groups(b, &mut i.store, upserts, removals)
+                .map_err(|e| self.call_error("sync-pod-groups", &i.store, e)),
+        }
+    }
+
+    fn call_sync_placements(
+        &self,
+        i: &mut Instance,
+        snapshot: &Snapshot,
+        slots: &[u32],
+    ) -> Result<(), PluginError> {
+        match &i.bindings {
+            Versioned::V0_1(_) => Ok(()),
+            Versioned::V0_2(b) => v0_2::sync_placements(b, &mut i.store, snapshot, slots)
+                .map_err(|e| self.call_error("sync-placements", &i.store, e)),
+        }
+    }
+
+    /// Sends the namespaces when they are not the ones the instance has.
+    fn sync_namespaces(
+        &self,
+        i: &mut Instance,
+        namespaces: &Arc<Namespaces>,
+    ) -> Result<(), PluginError> {
+        if i.namespaces
+            .as_ref()
+            .is_some_and(|n| Arc::ptr_eq(n, namespaces))
+        {
+            return Ok(());
+        }
+        let removals: Vec<String> = i
+            .namespaces
+            .iter()
+            .flat_map(|old| old.keys())
+            .filter(|name| !namespaces.contains_key(*name))
+            .cloned()
+            .collect();
+        if let Versioned::V0_2(b) = &i.bindings {
+            i.store.set_epoch_deadline(self.runtime.deadline_ticks());
+            v0_2::sync_namespaces(b, &mut i.store, namespaces, &removals)
+                .map_err(|e| self.call_error("sync-namespaces", &i.store, e))?;
+        }
+        i.namespaces = Some(namespaces.clone());
+        Ok(())
+    }
+
+    fn pod_to_wire(&self, pod: &sift_sdk::Pod) -> WirePod {
+        match self.identity.contract {
+            Version::V0_1 => Versioned::V0_1(v0_1::pod_to_wire(pod)),
+            Version::V0_2 => Versioned::V0_2(v0_2::pod_to_wire(pod)),
+        }
+    }
+
     fn prepare_on(
         &self,
         i: &mut Instance,
         cycle: &Cycle,
-        pod: &wire::Pod,
+        pod: &WirePod,
     ) -> Result<PrepareOutcome, PluginError> {
         self.sync(i, &cycle.snapshot)?;
         i.prepared_cycle = None;
         i.store.set_epoch_deadline(self.runtime.deadline_ticks());
-        let result = i
-            .bindings
-            .sift_predicate_predicate()
-            .call_prepare(&mut i.store, pod)
-            .map_err(|e| self.call_error("prepare", &i.store, e))?;
+        let result = match (&i.bindings, pod) {
+            (Versioned::V0_1(b), Versioned::V0_1(p)) => v0_1::prepare(b, &mut i.store, p),
+            (Versioned::V0_2(b), Versioned::V0_2(p)) => v0_2::prepare(b, &mut i.store, p),
+            _ => return Err(self.error("pod converted for another contract version")),
+        }
+        .map_err(|e| self.call_error("prepare", &i.store, e))?;
         i.prepared_cycle = Some(cycle.id);
-        Ok(match result {
-            wire::PrepareResult::Proceed => PrepareOutcome::Proceed,
-            wire::PrepareResult::Skip => PrepareOutcome::Skip,
-            wire::PrepareResult::Reject(s) => PrepareOutcome::Reject(status_from_wire(s)),
-            wire::PrepareResult::Narrow(names) => PrepareOutcome::Narrow(names),
-        })
+        Ok(result)
+    }
+
+    fn call_filter(&self, i: &mut Instance, slots: &[u32]) -> Result<Verdicts, PluginError> {
+        by_version!(&i.bindings, b => api::filter(b, &mut i.store, slots))
+            .map_err(|e| self.call_error("filter", &i.store, e))
+    }
+}
+
+/// Adds what a component of `version` imports from the host to `linker`.
+fn link(linker: &mut Linker<InstanceState>, version: Version) -> wasmtime::Result<()> {
+    match version {
+        Version::V0_1 => v0_1::link(linker),
+        Version::V0_2 => v0_2::link(linker),
     }
 }
 
@@ -367,7 +584,7 @@ impl FilterPlugin for WasmPlugin {
     }
 
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {
-        let pod = pod_to_wire(&cycle.pod);
+        let pod = self.pod_to_wire(&cycle.pod);
         let outcome = self.with_instance(|p, i| p.prepare_on(i, cycle, &pod))?;
         Ok(Prepared {
             outcome,
@@ -383,7 +600,7 @@ impl FilterPlugin for WasmPlugin {
 struct WasmBatch<'a> {
     plugin: &'a WasmPlugin,
     cycle: &'a Cycle,
-    pod: wire::Pod,
+    pod: WirePod,
 }
 
 impl BatchFilter for WasmBatch<'_> {
@@ -400,16 +617,8 @@ impl BatchFilter for WasmBatch<'_> {
                 p.prepare_on(i, self.cycle, &self.pod)?;
             }
             i.store.set_epoch_deadline(p.runtime.deadline_ticks());
-            let got = i
-                .bindings
-                .sift_predicate_predicate()
-                .call_filter(&mut i.store, slots)
-                .map_err(|e| p.call_error("filter", &i.store, e))?;
-            let statuses: Vec<Arc<Status>> = got
-                .statuses
-                .into_iter()
-                .map(|s| Arc::new(status_from_wire(s)))
-                .collect();
+            let got = p.call_filter(i, slots)?;
+            let statuses: Vec<Arc<Status>> = got.statuses.into_iter().map(Arc::new).collect();
             for (index, status) in got.rejections {
                 let Some(status) = statuses.get(status as usize) else {
                     return Err(p.error(format!(
@@ -427,161 +636,6 @@ impl BatchFilter for WasmBatch<'_> {
             }
             Ok(())
         })
-    }
-}
-
-fn status_from_wire(s: wire::Status) -> Status {
-    Status::new(
-        match s.code {
-            wire::Code::Success => Code::Success,
-            wire::Code::Error => Code::Error,
-            wire::Code::Unschedulable => Code::Unschedulable,
-            wire::Code::UnschedulableAndUnresolvable => Code::UnschedulableAndUnresolvable,
-            wire::Code::Skip => Code::Skip,
-        },
-        s.reasons,
-    )
-}
-
-fn node_fields_from_wire(f: wire::NodeFields) -> NodeFields {
-    let mut out = NodeFields::NONE;
-    for (theirs, ours) in [
-        (wire::NodeFields::LABELS, NodeFields::LABELS),
-        (wire::NodeFields::TAINTS, NodeFields::TAINTS),
-        (wire::NodeFields::UNSCHEDULABLE, NodeFields::UNSCHEDULABLE),
-        (wire::NodeFields::RESOURCES, NodeFields::RESOURCES),
-        (wire::NodeFields::PORTS, NodeFields::PORTS),
-    ] {
-        if f & theirs == theirs {
-            out = out | ours;
-        }
-    }
-    out
-}
-
-fn labels_to_wire(l: &sift_sdk::Labels) -> Vec<wire::Label> {
-    l.iter()
-        .map(|(k, v)| wire::Label {
-            key: k.to_string(),
-            value: v.to_string(),
-        })
-        .collect()
-}
-
-fn resources_to_wire(r: &sift_sdk::Resources) -> wire::Resources {
-    wire::Resources {
-        milli_cpu: r.milli_cpu,
-        memory: r.memory,
-        ephemeral_storage: r.ephemeral_storage,
-        allowed_pod_number: r.allowed_pod_number,
-        scalar: r
-            .scalar
-            .iter()
-            .map(|(name, amount)| wire::ResourceAmount {
-                name: name.clone(),
-                amount: *amount,
-            })
-            .collect(),
-    }
-}
-
-fn port_to_wire(p: &sift_sdk::HostPort) -> wire::HostPort {
-    wire::HostPort {
-        port: p.port,
-        protocol: p.protocol.clone(),
-        host_ip: p.host_ip.clone(),
-    }
-}
-
-fn empty_resources() -> wire::Resources {
-    resources_to_wire(&sift_sdk::Resources::default())
-}
-
-/// A node with only the fields the plugin reads.
-fn node_to_wire(n: &sift_sdk::Node, fields: NodeFields) -> wire::Node {
-    let has = |f| fields.contains(f);
-    let resources = has(NodeFields::RESOURCES);
-    wire::Node {
-        name: n.name.clone(),
-        labels: if has(NodeFields::LABELS) {
-            labels_to_wire(&n.labels)
-        } else {
-            Vec::new()
-        },
-        taints: if has(NodeFields::TAINTS) {
-            n.taints
-                .iter()
-                .map(|t| wire::Taint {
-                    key: t.key.clone(),
-                    value: t.value.clone(),
-                    effect: t.effect.clone(),
-                })
-                .collect()
-        } else {
-            Vec::new()
-        },
-        unschedulable: has(NodeFields::UNSCHEDULABLE) && n.unschedulable,
-        allocatable: if resources {
-            resources_to_wire(&n.allocatable)
-        } else {
-            empty_resources()
-        },
-        requested: if resources {
-            resources_to_wire(&n.requested)
-        } else {
-            empty_resources()
-        },
-        pod_count: if resources { n.pod_count } else { 0 },
-        used_ports: if has(NodeFields::PORTS) {
-            n.used_ports.iter().map(port_to_wire).collect()
-        } else {
-            Vec::new()
-        },
-    }
-}
-
-fn requirement_to_wire(r: &sift_sdk::SelectorRequirement) -> wire::SelectorRequirement {
-    wire::SelectorRequirement {
-        key: r.key.clone(),
-        operator: r.operator.clone(),
-        values: r.values.clone(),
-    }
-}
-
-fn pod_to_wire(p: &sift_sdk::Pod) -> wire::Pod {
-    wire::Pod {
-        name: p.name.clone(),
-        namespace: p.namespace.clone(),
-        uid: p.uid.clone(),
-        labels: labels_to_wire(&p.labels),
-        node_name: p.node_name.clone(),
-        node_selector: labels_to_wire(&p.node_selector),
-        required_node_affinity: p.required_node_affinity.as_ref().map(|terms| {
-            terms
-                .iter()
-                .map(|t| wire::SelectorTerm {
-                    match_expressions: t
-                        .match_expressions
-                        .iter()
-                        .map(requirement_to_wire)
-                        .collect(),
-                    match_fields: t.match_fields.iter().map(requirement_to_wire).collect(),
-                })
-                .collect()
-        }),
-        tolerations: p
-            .tolerations
-            .iter()
-            .map(|t| wire::Toleration {
-                key: t.key.clone(),
-                operator: t.operator.clone(),
-                value: t.value.clone(),
-                effect: t.effect.clone(),
-                toleration_seconds: t.toleration_seconds,
-            })
-            .collect(),
-        host_ports: p.host_ports.iter().map(port_to_wire).collect(),
-        requests: resources_to_wire(&p.requests),
     }
 }
 
@@ -606,35 +660,26 @@ impl WasmPlugin {
         pod: sift_sdk::Pod,
     ) -> Result<ContractCosts, PluginError> {
         let cycle = Cycle::new(pod, snapshot.clone());
-        let wire_pod = pod_to_wire(&cycle.pod);
+        let wire_pod = self.pod_to_wire(&cycle.pod);
         self.with_instance(|p, i| {
             p.prepare_on(i, &cycle, &wire_pod)?;
-            let api = i.bindings.sift_predicate_predicate();
             let slots: Vec<u32> = (0..snapshot.len() as u32).collect();
             let started = std::time::Instant::now();
             i.store.set_epoch_deadline(p.runtime.deadline_ticks() * 100);
-            api.call_filter(&mut i.store, &slots)
-                .map_err(|e| p.call_error("filter", &i.store, e))?;
+            p.call_filter(i, &slots)?;
             let batched = started.elapsed().as_nanos() as f64 / slots.len().max(1) as f64;
             const CALLS: u32 = 20_000;
             let started = std::time::Instant::now();
             for _ in 0..CALLS {
-                api.call_filter(&mut i.store, &[])
-                    .map_err(|e| p.call_error("filter", &i.store, e))?;
+                p.call_filter(i, &[])?;
             }
             let empty_call_ns = started.elapsed().as_nanos() as f64 / CALLS as f64;
-            let fields = NodeFields::ALL;
             let started = std::time::Instant::now();
-            for (slot, node) in snapshot.nodes().iter().enumerate() {
-                let entry = wire::NodeEntry {
-                    slot: slot as u32,
-                    node: node_to_wire(node, fields),
-                };
+            for slot in 0..snapshot.len() as u32 {
                 i.store.set_epoch_deadline(p.runtime.deadline_ticks());
-                api.call_sync_nodes(&mut i.store, std::slice::from_ref(&entry), &[])
+                by_version!(&i.bindings, b => api::sync_nodes(b, &mut i.store, snapshot, &[slot], &[], NodeFields::ALL))
                     .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
-                api.call_filter(&mut i.store, &[slot as u32])
-                    .map_err(|e| p.call_error("filter", &i.store, e))?;
+                p.call_filter(i, &[slot])?;
             }
             let per_call = started.elapsed().as_nanos() as f64 / snapshot.len().max(1) as f64;
             // The table now holds every field: resync before normal use.

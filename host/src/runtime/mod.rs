@@ -23,7 +23,8 @@ pub mod plugin_log;
 use crate::config::{Grants, Limits};
 use anyhow::{Context, Result, anyhow};
 use cache::{CompileCache, sha256_hex};
-use plugin_log::{Level as LogLevel, PluginLogger, PluginLogs, StdioLines};
+pub use plugin_log::Level as LogLevel;
+use plugin_log::{PluginLogger, PluginLogs, StdioLines};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,13 +32,6 @@ use std::time::{Duration, Instant};
 use wasmtime::component::{Component, HasData, Linker, ResourceTable};
 use wasmtime::{Config, Engine, ResourceLimiter};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
-
-pub mod bindings {
-    wasmtime::component::bindgen!({
-        path: "../wit/0.1.0",
-        world: "predicate-plugin",
-    });
-}
 
 /// Epoch granularity of call deadlines.
 pub const TICK: Duration = Duration::from_millis(5);
@@ -67,6 +61,14 @@ impl InstanceState {
     fn logger(&self) -> Option<PluginLogger> {
         self.log.lock().ok().map(|l| l.clone())
     }
+
+    /// A message from the plugin's `log` import (each contract version
+    /// links its own and lands here).
+    pub fn plugin_log(&self, level: LogLevel, message: &str) {
+        if let Some(logger) = self.logger() {
+            logger.log(level, message);
+        }
+    }
 }
 
 impl WasiView for InstanceState {
@@ -77,24 +79,6 @@ impl WasiView for InstanceState {
         }
     }
 }
-
-impl bindings::sift::predicate::log::Host for InstanceState {
-    fn log(&mut self, level: bindings::sift::predicate::log::Level, message: String) {
-        use bindings::sift::predicate::log::Level;
-        let level = match level {
-            Level::Trace => LogLevel::Trace,
-            Level::Debug => LogLevel::Debug,
-            Level::Info => LogLevel::Info,
-            Level::Warn => LogLevel::Warn,
-            Level::Error => LogLevel::Error,
-        };
-        if let Some(logger) = self.logger() {
-            logger.log(level, &message);
-        }
-    }
-}
-
-impl bindings::sift::predicate::types::Host for InstanceState {}
 
 /// The interfaces [`Runtime::linker`] defines, by name and the
 /// `major.minor` of the version that semver-compatible imports share.
@@ -119,8 +103,11 @@ const LINKED_INTERFACES: &[(&str, &str)] = &[
     ("wasi:cli/terminal-stderr", "0.2"),
     ("wasi:filesystem/types", "0.2"),
     ("wasi:filesystem/preopens", "0.2"),
+    // Linked per component by `contract` (see `Runtime::linker`).
     ("sift:predicate/log", "0.1"),
     ("sift:predicate/types", "0.1"),
+    ("sift:predicate/log", "0.2"),
+    ("sift:predicate/types", "0.2"),
 ];
 
 /// The host type of a resource in an interface the sandbox does not
@@ -392,7 +379,8 @@ impl Runtime {
         // No directory is ever preopened (see the module's doc).
         filesystem::preopens::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
         sync::filesystem::types::add_to_linker::<T, WasiFilesystem>(l, T::filesystem)?;
-        bindings::PredicatePlugin::add_to_linker::<T, wasmtime::component::HasSelf<T>>(l, |t| t)?;
+        // The contract's own imports (sift:predicate/log) are linked per
+        // component by `contract`, for the version it implements.
         Ok(l.clone())
     }
 

@@ -1,0 +1,189 @@
+//! Contract 0.1 (`wit/0.1.0`, `sift:predicate/predicate-plugin@0.1.0`):
+//! pods and nodes reduced to what the six classic filters read. Components
+//! built against it (the C, Go, Python, JavaScript and WAT examples) keep
+//! running unchanged next to 0.2 ones.
+//!
+//! Sections, the same in every version's file: bindings, host imports,
+//! calls, conversions.
+
+use super::wire::shared_conversions;
+use super::{Describe, Verdicts};
+use crate::cluster::Snapshot;
+use crate::engine::plugin::PrepareOutcome;
+use crate::runtime::{InstanceState, LogLevel};
+use sift_sdk::{Code, NodeFields, Status};
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
+
+// --- bindings ---------------------------------------------------------------
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.1.0",
+        world: "predicate-plugin",
+    });
+}
+
+use bindings::sift::predicate::types as wire;
+pub(super) use bindings::{PredicatePlugin as Bindings, PredicatePluginPre as Pre};
+pub(super) type WirePod = wire::Pod;
+
+/// The export that says a component implements this version.
+pub(super) const EXPORT: &str = "sift:predicate/predicate@0.1.0";
+
+// --- host imports -------------------------------------------------------------
+
+impl bindings::sift::predicate::log::Host for InstanceState {
+    fn log(&mut self, level: bindings::sift::predicate::log::Level, message: String) {
+        use bindings::sift::predicate::log::Level;
+        let level = match level {
+            Level::Trace => LogLevel::Trace,
+            Level::Debug => LogLevel::Debug,
+            Level::Info => LogLevel::Info,
+            Level::Warn => LogLevel::Warn,
+            Level::Error => LogLevel::Error,
+        };
+        self.plugin_log(level, &message);
+    }
+}
+
+impl bindings::sift::predicate::types::Host for InstanceState {}
+
+/// Adds what this version's components import from the host.
+pub(super) fn link(linker: &mut Linker<InstanceState>) -> wasmtime::Result<()> {
+    Bindings::add_to_linker::<InstanceState, HasSelf<InstanceState>>(linker, |t| t)
+}
+
+pub(super) fn pre(
+    instance_pre: InstancePre<InstanceState>,
+) -> wasmtime::Result<Pre<InstanceState>> {
+    Pre::new(instance_pre)
+}
+
+// --- calls ----------------------------------------------------------------------
+
+pub(super) fn describe(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+) -> wasmtime::Result<Describe> {
+    let info = b.sift_predicate_predicate().call_describe(store)?;
+    Ok(Describe {
+        name: info.name,
+        node_fields: node_fields_from_wire(info.node_fields),
+        cluster: false,
+    })
+}
+
+pub(super) fn init(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    args: &str,
+) -> wasmtime::Result<Result<(), String>> {
+    b.sift_predicate_predicate().call_init(store, args)
+}
+
+pub(super) fn sync_nodes(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    snapshot: &Snapshot,
+    slots: &[u32],
+    removals: &[u32],
+    fields: NodeFields,
+) -> wasmtime::Result<()> {
+    let upserts: Vec<wire::NodeEntry> = slots
+        .iter()
+        .map(|&slot| wire::NodeEntry {
+            slot,
+            node: node_to_wire(snapshot.node(slot), fields),
+        })
+        .collect();
+    b.sift_predicate_predicate()
+        .call_sync_nodes(store, &upserts, removals)
+}
+
+pub(super) fn prepare(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    pod: &WirePod,
+) -> wasmtime::Result<PrepareOutcome> {
+    Ok(
+        match b.sift_predicate_predicate().call_prepare(store, pod)? {
+            wire::PrepareResult::Proceed => PrepareOutcome::Proceed,
+            wire::PrepareResult::Skip => PrepareOutcome::Skip,
+            wire::PrepareResult::Reject(s) => PrepareOutcome::Reject(status_from_wire(s)),
+            wire::PrepareResult::Narrow(names) => PrepareOutcome::Narrow(names),
+        },
+    )
+}
+
+pub(super) fn filter(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    slots: &[u32],
+) -> wasmtime::Result<Verdicts> {
+    let got = b.sift_predicate_predicate().call_filter(store, slots)?;
+    Ok(Verdicts {
+        statuses: got.statuses.into_iter().map(status_from_wire).collect(),
+        rejections: got.rejections,
+    })
+}
+
+// --- conversions ----------------------------------------------------------------
+
+shared_conversions!();
+
+fn node_fields_from_wire(f: wire::NodeFields) -> NodeFields {
+    let mut out = NodeFields::NONE;
+    for (theirs, ours) in [
+        (wire::NodeFields::LABELS, NodeFields::LABELS),
+        (wire::NodeFields::TAINTS, NodeFields::TAINTS),
+        (wire::NodeFields::UNSCHEDULABLE, NodeFields::UNSCHEDULABLE),
+        (wire::NodeFields::RESOURCES, NodeFields::RESOURCES),
+        (wire::NodeFields::PORTS, NodeFields::PORTS),
+    ] {
+        if f & theirs == theirs {
+            out = out | ours;
+        }
+    }
+    out
+}
+
+/// A node with only the fields the plugin reads.
+fn node_to_wire(n: &sift_sdk::Node, fields: NodeFields) -> wire::Node {
+    let resources = fields.contains(NodeFields::RESOURCES);
+    wire::Node {
+        name: n.name.clone(),
+        labels: masked(fields, NodeFields::LABELS, || labels_to_wire(&n.labels)),
+        taints: masked(fields, NodeFields::TAINTS, || taints_to_wire(&n.taints)),
+        unschedulable: fields.contains(NodeFields::UNSCHEDULABLE) && n.unschedulable,
+        allocatable: if resources {
+            resources_to_wire(&n.allocatable)
+        } else {
+            empty_resources()
+        },
+        requested: if resources {
+            resources_to_wire(&n.requested)
+        } else {
+            empty_resources()
+        },
+        pod_count: if resources { n.pod_count } else { 0 },
+        used_ports: masked(fields, NodeFields::PORTS, || {
+            n.used_ports.iter().map(port_to_wire).collect()
+        }),
+    }
+}
+
+pub(super) fn pod_to_wire(p: &sift_sdk::Pod) -> WirePod {
+    wire::Pod {
+        name: p.name.clone(),
+        namespace: p.namespace.clone(),
+        uid: p.uid.clone(),
+        labels: labels_to_wire(&p.labels),
+        node_name: p.node_name.clone(),
+        node_selector: labels_to_wire(&p.node_selector),
+        required_node_affinity: p.required_node_affinity.as_deref().map(terms_to_wire),
+        tolerations: tolerations_to_wire(&p.tolerations),
+        host_ports: p.host_ports.iter().map(port_to_wire).collect(),
+        requests: resources_to_wire(&p.requests),
+    }
+}
