@@ -4,6 +4,7 @@
 //! ```json
 //! { "name": "...", "filters": ["TaintToleration"],
 //!   "nodes": [<v1 Node>], "pods": [<bound v1 Pod>], "pod": <v1 Pod>,
+//!   "namespaces": [<v1 Namespace>],
 //!   "expect": { "feasible": ["node-a"],
 //!               "statuses": {"node-b": {"code": "...", "plugin": "...", "reasons": ["..."]}},
 //!               "message": "0/2 nodes are available: ..." } }
@@ -32,6 +33,9 @@ pub struct Case {
     pub nodes: Vec<Value>,
     #[serde(default)]
     pub pods: Vec<Value>,
+    /// Namespaces, for pod affinity's namespaceSelector.
+    #[serde(default)]
+    pub namespaces: Vec<Value>,
     pub pod: Value,
     pub expect: Expect,
 }
@@ -160,6 +164,9 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
     }
     for (i, p) in case.pods.into_iter().enumerate() {
         objects.add_json(file, &format!("pods[{i}]"), p, Some("Pod"))?;
+    }
+    for (i, ns) in case.namespaces.into_iter().enumerate() {
+        objects.add_json(file, &format!("namespaces[{i}]"), ns, Some("Namespace"))?;
     }
     let snapshot = ClusterState::from_objects(&objects)?.snapshot();
     let mut target = Objects::default();

@@ -46,6 +46,20 @@ pub trait ClusterView {
     fn pods_on(&self, slot: u32) -> &[GroupCount];
     /// A namespace's labels; `None` for a namespace the host was not given.
     fn namespace_labels(&self, namespace: &str) -> Option<&Labels>;
+    /// Every namespace the host was given, with its labels.
+    fn namespaces(&self) -> Vec<(&str, &Labels)>;
+    /// The slots whose pods include some with required anti-affinity
+    /// (upstream's `HavePodsWithRequiredAntiAffinityList`): what a pod
+    /// without affinity of its own must look at, instead of every pod.
+    fn anti_affinity_slots(&self) -> Vec<u32> {
+        (0..self.slots())
+            .filter(|&s| {
+                self.pods_on(s)
+                    .iter()
+                    .any(|g| !g.group.anti_affinity.is_empty())
+            })
+            .collect()
+    }
 }
 
 /// A cluster view over plain tables: tests, and hosts without a snapshot.
@@ -72,5 +86,11 @@ impl ClusterView for ClusterTables {
             .iter()
             .find(|(n, _)| n == namespace)
             .map(|(_, l)| l)
+    }
+    fn namespaces(&self) -> Vec<(&str, &Labels)> {
+        self.namespaces
+            .iter()
+            .map(|(n, l)| (n.as_str(), l))
+            .collect()
     }
 }

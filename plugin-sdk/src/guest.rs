@@ -1,18 +1,23 @@
-//! The component side of the contract: bindings, the node table the host
-//! syncs into the instance, and conversion from the wire types to the
-//! SDK's model. Plugin authors never touch this module.
+//! The component side of the contract (0.2): bindings, the node table
+//! and cluster view the host syncs into the instance, and conversion from
+//! the wire types to the SDK's model. Plugin authors never touch this
+//! module.
 
+use crate::cluster::{ClusterView, GroupCount, PodGroup};
 use crate::model::{
-    HostPort, Labels, Node, Pod, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
+    SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
 };
 use crate::resources::Resources;
 use crate::{Args, Code, NodeFields, Predicate, Prepare, Status};
 use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::Arc;
 
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/0.1.0",
+        path: "../wit/0.2.0",
         world: "predicate-plugin",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
@@ -45,6 +50,8 @@ pub fn describe<P: Predicate>() -> wit::PluginInfo {
         (NodeFields::UNSCHEDULABLE, wit::NodeFields::UNSCHEDULABLE),
         (NodeFields::RESOURCES, wit::NodeFields::RESOURCES),
         (NodeFields::PORTS, wit::NodeFields::PORTS),
+        (NodeFields::ANNOTATIONS, wit::NodeFields::ANNOTATIONS),
+        (NodeFields::CONDITIONS, wit::NodeFields::CONDITIONS),
     ] {
         if f.contains(ours) {
             flags = flags | theirs;
@@ -53,6 +60,7 @@ pub fn describe<P: Predicate>() -> wit::PluginInfo {
     wit::PluginInfo {
         name: P::NAME.to_string(),
         node_fields: flags,
+        cluster: P::READS_CLUSTER,
     }
 }
 
@@ -61,6 +69,13 @@ pub struct State<P: Predicate> {
     plugin: Option<P>,
     nodes: Vec<Option<Node>>,
     pod: Option<(Pod, P::PodState)>,
+    /// The cluster view (plugins that read it): groups by id, each slot's
+    /// pods, namespaces.
+    groups: HashMap<u64, Arc<PodGroup>>,
+    placements: Vec<Vec<GroupCount>>,
+    namespaces: HashMap<String, Labels>,
+    /// Slots holding pods with required anti-affinity.
+    anti_slots: std::collections::BTreeSet<u32>,
 }
 
 impl<P: Predicate> Default for State<P> {
@@ -69,7 +84,35 @@ impl<P: Predicate> Default for State<P> {
             plugin: None,
             nodes: Vec::new(),
             pod: None,
+            groups: HashMap::new(),
+            placements: Vec::new(),
+            namespaces: HashMap::new(),
+            anti_slots: Default::default(),
         }
+    }
+}
+
+impl<P: Predicate> ClusterView for State<P> {
+    fn slots(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+    fn node(&self, slot: u32) -> Option<&Node> {
+        self.nodes.get(slot as usize).and_then(Option::as_ref)
+    }
+    fn pods_on(&self, slot: u32) -> &[GroupCount] {
+        self.placements.get(slot as usize).map_or(&[], |p| &p[..])
+    }
+    fn namespace_labels(&self, namespace: &str) -> Option<&Labels> {
+        self.namespaces.get(namespace)
+    }
+    fn namespaces(&self) -> Vec<(&str, &Labels)> {
+        self.namespaces
+            .iter()
+            .map(|(n, l)| (n.as_str(), l))
+            .collect()
+    }
+    fn anti_affinity_slots(&self) -> Vec<u32> {
+        self.anti_slots.iter().copied().collect()
     }
 }
 
@@ -84,6 +127,10 @@ impl<P: Predicate> State<P> {
             if let Some(n) = self.nodes.get_mut(slot as usize) {
                 *n = None;
             }
+            if let Some(p) = self.placements.get_mut(slot as usize) {
+                p.clear();
+            }
+            self.anti_slots.remove(&slot);
         }
         for entry in upserts {
             let slot = entry.slot as usize;
@@ -91,6 +138,60 @@ impl<P: Predicate> State<P> {
                 self.nodes.resize_with(slot + 1, || None);
             }
             self.nodes[slot] = Some(node(entry.node, P::NODE_LABELS));
+        }
+    }
+
+    pub fn sync_pod_groups(&mut self, upserts: Vec<wit::PodGroup>, removals: Vec<u64>) {
+        for id in removals {
+            self.groups.remove(&id);
+        }
+        for g in upserts {
+            let group = PodGroup {
+                id: g.id,
+                namespace: g.namespace,
+                labels: labels(g.labels),
+                anti_affinity: g.anti_affinity.into_iter().map(affinity_term).collect(),
+                terminating: g.terminating,
+            };
+            self.groups.insert(g.id, Arc::new(group));
+        }
+    }
+
+    pub fn sync_placements(&mut self, upserts: Vec<wit::Placement>) {
+        for p in upserts {
+            let slot = p.slot as usize;
+            if slot >= self.placements.len() {
+                self.placements.resize_with(slot + 1, Vec::new);
+            }
+            // A group the host never sent is a host bug: it is left out
+            // rather than trapping the instance.
+            self.placements[slot] = p
+                .groups
+                .into_iter()
+                .filter_map(|c| {
+                    self.groups.get(&c.group).map(|g| GroupCount {
+                        group: g.clone(),
+                        count: c.count,
+                    })
+                })
+                .collect();
+            if self.placements[slot]
+                .iter()
+                .any(|g| !g.group.anti_affinity.is_empty())
+            {
+                self.anti_slots.insert(p.slot);
+            } else {
+                self.anti_slots.remove(&p.slot);
+            }
+        }
+    }
+
+    pub fn sync_namespaces(&mut self, upserts: Vec<wit::Namespace>, removals: Vec<String>) {
+        for name in removals {
+            self.namespaces.remove(&name);
+        }
+        for ns in upserts {
+            self.namespaces.insert(ns.name, labels(ns.labels));
         }
     }
 
@@ -102,7 +203,7 @@ impl<P: Predicate> State<P> {
             )));
         };
         let pod = pod(wire);
-        match plugin.prepare(&pod) {
+        match plugin.prepare(&pod, &*self) {
             Prepare::Proceed(s) => {
                 self.pod = Some((pod, s));
                 wit::PrepareResult::Proceed
@@ -235,7 +336,37 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
         requested: resources(n.requested),
         pod_count: n.pod_count,
         used_ports: n.used_ports.into_iter().map(host_port).collect(),
-        ..Node::default()
+        annotations: labels(n.annotations),
+        conditions: n
+            .conditions
+            .into_iter()
+            .map(|c| NodeCondition {
+                type_: c.type_,
+                status: c.status,
+            })
+            .collect(),
+    }
+}
+
+fn label_selector(s: wit::LabelSelector) -> LabelSelector {
+    LabelSelector {
+        match_labels: s
+            .match_labels
+            .into_iter()
+            .map(|l| (l.key, l.value))
+            .collect(),
+        match_expressions: s.match_expressions.into_iter().map(requirement).collect(),
+    }
+}
+
+fn affinity_term(t: wit::PodAffinityTerm) -> PodAffinityTerm {
+    PodAffinityTerm {
+        label_selector: t.label_selector.map(label_selector),
+        namespaces: t.namespaces,
+        namespace_selector: t.namespace_selector.map(label_selector),
+        topology_key: t.topology_key,
+        match_label_keys: t.match_label_keys,
+        mismatch_label_keys: t.mismatch_label_keys,
     }
 }
 
@@ -269,6 +400,36 @@ fn pod(p: wit::Pod) -> Pod {
             .collect(),
         host_ports: p.host_ports.into_iter().map(host_port).collect(),
         requests: resources(p.requests),
-        ..Pod::default()
+        annotations: labels(p.annotations),
+        owner_references: p
+            .owner_references
+            .into_iter()
+            .map(|o| OwnerReference {
+                kind: o.kind,
+                name: o.name,
+                controller: o.controller,
+            })
+            .collect(),
+        priority: p.priority,
+        priority_class_name: p.priority_class_name,
+        scheduler_name: p.scheduler_name,
+        nominated_node_name: p.nominated_node_name,
+        terminating: p.terminating,
+        topology_spread_constraints: p
+            .topology_spread_constraints
+            .into_iter()
+            .map(|c| TopologySpreadConstraint {
+                max_skew: c.max_skew,
+                topology_key: c.topology_key,
+                when_unsatisfiable: c.when_unsatisfiable,
+                label_selector: c.label_selector.map(label_selector),
+                min_domains: c.min_domains,
+                node_affinity_policy: c.node_affinity_policy,
+                node_taints_policy: c.node_taints_policy,
+                match_label_keys: c.match_label_keys,
+            })
+            .collect(),
+        pod_affinity: p.pod_affinity.into_iter().map(affinity_term).collect(),
+        pod_anti_affinity: p.pod_anti_affinity.into_iter().map(affinity_term).collect(),
     }
 }

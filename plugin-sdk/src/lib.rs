@@ -9,7 +9,7 @@
 //! runs it as a native baseline.
 //!
 //! ```
-//! use sift_sdk::{export_predicate, Args, Node, Pod, Predicate, Prepare, Status};
+//! use sift_sdk::{export_predicate, Args, ClusterView, Node, Pod, Predicate, Prepare, Status};
 //!
 //! /// Rejects nodes whose name starts with the configured prefix.
 //! pub struct AvoidPrefix { prefix: String }
@@ -22,7 +22,7 @@
 //!         Ok(AvoidPrefix { prefix: args.get_str("prefix")?.unwrap_or("tmp-").into() })
 //!     }
 //!
-//!     fn prepare(&self, _pod: &Pod) -> Prepare<()> {
+//!     fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
 //!         Prepare::Proceed(())
 //!     }
 //!
@@ -80,6 +80,11 @@ pub trait Predicate: Sized + Send + Sync + 'static {
     /// 5,000 nodes of 14 labels: 1.2-1.4x faster per pod). Other labels
     /// read in `filter` are then absent; natively, nodes stay whole.
     const NODE_LABELS: Option<&'static [&'static str]> = None;
+    /// Whether `prepare` reads the pods placed in the cluster and the
+    /// namespaces (PodTopologySpread, InterPodAffinity). Only then does
+    /// the host sync them into a component; otherwise the cluster view a
+    /// component's `prepare` gets has nodes but no pods or namespaces.
+    const READS_CLUSTER: bool = false;
     /// What `prepare` computes once per pod for `filter` to use.
     type PodState: Send + Sync + 'static;
 
@@ -87,7 +92,10 @@ pub trait Predicate: Sized + Send + Sync + 'static {
     fn new(args: Args) -> Result<Self, String>;
 
     /// Once per pod: skip, reject everywhere, narrow the nodes, or proceed.
-    fn prepare(&self, pod: &Pod) -> Prepare<Self::PodState>;
+    /// `cluster` is every node and, with [`Predicate::READS_CLUSTER`], the
+    /// pods on them and the namespaces (kube-scheduler's PreFilter sees the
+    /// whole snapshot).
+    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<Self::PodState>;
 
     /// Whether the pod fits on this node.
     fn filter(&self, pod: &Pod, state: &Self::PodState, node: &Node) -> Status;
@@ -163,6 +171,21 @@ macro_rules! export_predicate {
                     removals: ::std::vec::Vec<u32>,
                 ) {
                     SIFT_STATE.with(|s| s.borrow_mut().sync_nodes(upserts, removals))
+                }
+                fn sync_pod_groups(
+                    upserts: ::std::vec::Vec<$crate::guest::wit::PodGroup>,
+                    removals: ::std::vec::Vec<u64>,
+                ) {
+                    SIFT_STATE.with(|s| s.borrow_mut().sync_pod_groups(upserts, removals))
+                }
+                fn sync_placements(upserts: ::std::vec::Vec<$crate::guest::wit::Placement>) {
+                    SIFT_STATE.with(|s| s.borrow_mut().sync_placements(upserts))
+                }
+                fn sync_namespaces(
+                    upserts: ::std::vec::Vec<$crate::guest::wit::Namespace>,
+                    removals: ::std::vec::Vec<::std::string::String>,
+                ) {
+                    SIFT_STATE.with(|s| s.borrow_mut().sync_namespaces(upserts, removals))
                 }
                 fn prepare(pod: $crate::guest::wit::Pod) -> $crate::guest::wit::PrepareResult {
                     SIFT_STATE.with(|s| s.borrow_mut().prepare(pod))

@@ -3,7 +3,7 @@
 //! The host uses this as the performance baseline for its Wasm plugins, and
 //! plugin authors use it to unit-test predicates with plain `cargo test`.
 
-use crate::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status};
+use crate::{Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status};
 use std::any::Any;
 
 /// A predicate's per-pod state, type-erased.
@@ -11,15 +11,15 @@ pub type PodState = Box<dyn Any + Send + Sync>;
 
 /// A configured predicate behind a trait object.
 pub trait DynPredicate: Send + Sync {
-    fn prepare(&self, pod: &Pod) -> Prepare<PodState>;
+    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<PodState>;
     fn filter(&self, pod: &Pod, state: &PodState, node: &Node) -> Status;
 }
 
 struct Erased<P: Predicate>(P);
 
 impl<P: Predicate> DynPredicate for Erased<P> {
-    fn prepare(&self, pod: &Pod) -> Prepare<PodState> {
-        match self.0.prepare(pod) {
+    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<PodState> {
+        match self.0.prepare(pod, cluster) {
             Prepare::Proceed(s) => Prepare::Proceed(Box::new(s)),
             Prepare::Narrow(s, nodes) => Prepare::Narrow(Box::new(s), nodes),
             Prepare::Skip => Prepare::Skip,
@@ -41,6 +41,8 @@ impl<P: Predicate> DynPredicate for Erased<P> {
 pub struct NativePlugin {
     pub name: &'static str,
     pub node_fields: NodeFields,
+    /// Whether its prepare step reads the cluster view.
+    pub reads_cluster: bool,
     build: fn(Args) -> Result<Box<dyn DynPredicate>, String>,
 }
 
@@ -49,6 +51,7 @@ impl NativePlugin {
         NativePlugin {
             name: P::NAME,
             node_fields: P::NODE_FIELDS,
+            reads_cluster: P::READS_CLUSTER,
             build: |args| P::new(args).map(|p| Box::new(Erased(p)) as Box<dyn DynPredicate>),
         }
     }

@@ -296,6 +296,11 @@ impl PodSelector {
         self.requirements.is_none()
     }
 
+    /// Whether this is the selector of an empty `labelSelector` (`{}`).
+    pub fn is_everything(&self) -> bool {
+        self.requirements.as_ref().is_some_and(Vec::is_empty)
+    }
+
     pub fn matches(&self, labels: &Labels) -> bool {
         match &self.requirements {
             None => false,

@@ -8,7 +8,7 @@ use sift_host::engine::plugin::ConfiguredPlugin;
 use sift_host::engine::sampling::num_feasible_nodes_to_find;
 use sift_host::plugins::native::NativeFilterPlugin;
 use sift_sdk::native::NativePlugin;
-use sift_sdk::{Args, Code, Node, Pod, Predicate, Prepare, Status};
+use sift_sdk::{Args, ClusterView, Code, Node, Pod, Predicate, Prepare, Status};
 use sift_tests::{pod, snapshot};
 use std::sync::Arc;
 
@@ -28,7 +28,7 @@ impl Predicate for RejectEvery {
             .map_err(|_| "every: not a number")?;
         Ok(RejectEvery { every })
     }
-    fn prepare(&self, _: &Pod) -> Prepare<()> {
+    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         Prepare::Proceed(())
     }
     fn filter(&self, _: &Pod, _: &(), node: &Node) -> Status {
@@ -50,7 +50,7 @@ impl Predicate for RejectAll {
     fn new(_: Args) -> Result<Self, String> {
         Ok(RejectAll)
     }
-    fn prepare(&self, _: &Pod) -> Prepare<()> {
+    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         Prepare::Proceed(())
     }
     fn filter(&self, _: &Pod, _: &(), _: &Node) -> Status {
@@ -67,7 +67,7 @@ impl Predicate for FailsOnN3 {
     fn new(_: Args) -> Result<Self, String> {
         Ok(FailsOnN3)
     }
-    fn prepare(&self, _: &Pod) -> Prepare<()> {
+    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         Prepare::Proceed(())
     }
     fn filter(&self, _: &Pod, _: &(), node: &Node) -> Status {

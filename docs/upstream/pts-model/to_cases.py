@@ -1,7 +1,7 @@
 """Writes the catalogue (cases.py) as sift case files: one JSON file per
 upstream test case, Kubernetes objects as kubectl prints them.
 
-    python3 docs/upstream/pts-model/to_cases.py OUT_DIR
+    python3 docs/upstream/pts-model/to_cases.py tests/cases/PodTopologySpread
 """
 import json, os, re, sys
 sys.path.insert(0, os.path.dirname(__file__))

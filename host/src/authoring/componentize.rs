@@ -16,7 +16,27 @@ use wit_bindgen_core::wit_parser::{Resolve, WorldId};
 
 /// The contract, embedded so that what sift builds and scaffolds always
 /// matches the WIT this sift speaks.
-pub const CONTRACT: &str = include_str!("../../../wit/0.1.0/predicate.wit");
+pub const CONTRACTS: &[(&str, &str)] = &[
+    ("0.1.0", include_str!("../../../wit/0.1.0/predicate.wit")),
+    ("0.2.0", include_str!("../../../wit/0.2.0/predicate.wit")),
+];
+/// The contract new plugins are written against.
+pub const LATEST: &str = "0.2.0";
+
+/// The WIT text of contract `version`, or an error naming the known ones.
+pub fn contract_wit(version: &str) -> Result<&'static str> {
+    CONTRACTS
+        .iter()
+        .find(|(v, _)| *v == version)
+        .map(|(_, wit)| *wit)
+        .ok_or_else(|| {
+            let known: Vec<&str> = CONTRACTS.iter().map(|(v, _)| *v).collect();
+            anyhow::anyhow!(
+                "unknown contract version {version:?}: this sift knows {}",
+                known.join(", ")
+            )
+        })
+}
 /// The world a plugin implements.
 pub const WORLD: &str = "predicate-plugin";
 
@@ -48,6 +68,9 @@ pub enum ComponentCommand {
     Bindings {
         #[arg(value_enum)]
         lang: BindingsLang,
+        /// The contract version to write bindings for (0.1.0 or 0.2.0).
+        #[arg(long, default_value = LATEST)]
+        contract: String,
         /// Directory to write into (created if missing).
         #[arg(long, default_value = ".")]
         out: PathBuf,
@@ -68,8 +91,12 @@ pub fn run(command: ComponentCommand) -> Result<()> {
                 .with_context(|| format!("cannot write {}", output.display()))?;
             println!("wrote {} ({} bytes)", output.display(), component.len());
         }
-        ComponentCommand::Bindings { lang, out } => {
-            let written = bindings(lang, &out)?;
+        ComponentCommand::Bindings {
+            lang,
+            contract,
+            out,
+        } => {
+            let written = bindings(lang, &contract, &out)?;
             for file in written {
                 println!("wrote {}", file.display());
             }
@@ -78,10 +105,10 @@ pub fn run(command: ComponentCommand) -> Result<()> {
     Ok(())
 }
 
-fn contract() -> Result<(Resolve, WorldId)> {
+fn contract(version: &str) -> Result<(Resolve, WorldId)> {
     let mut resolve = Resolve::default();
     let pkg = resolve
-        .push_str("predicate.wit", CONTRACT)
+        .push_str("predicate.wit", contract_wit(version)?)
         .context("the embedded contract does not parse")?;
     let world = resolve.select_world(&[pkg], Some(WORLD))?;
     Ok((resolve, world))
@@ -112,7 +139,9 @@ pub fn new_component(mut module: Vec<u8>) -> Result<Vec<u8>> {
         bail!("this is a component already, not a core module");
     }
     if !facts.has_component_type {
-        let (resolve, world) = contract()?;
+        // The version the module's exports name (0.1.0 when none does).
+        let version = facts.contract.as_deref().unwrap_or("0.1.0");
+        let (resolve, world) = contract(version)?;
         wit_component::embed_component_metadata(
             &mut module,
             &resolve,
@@ -136,6 +165,8 @@ struct ModuleFacts {
     is_component: bool,
     has_component_type: bool,
     imports_preview1: bool,
+    /// The contract version in the names of its predicate exports.
+    contract: Option<String>,
 }
 
 impl ModuleFacts {
@@ -144,6 +175,7 @@ impl ModuleFacts {
             is_component: false,
             has_component_type: false,
             imports_preview1: false,
+            contract: None,
         };
         for payload in wasmparser::Parser::new(0).parse_all(bytes) {
             match payload.context("not a WebAssembly module")? {
@@ -156,6 +188,15 @@ impl ModuleFacts {
                 }
                 wasmparser::Payload::CustomSection(s) if s.name().starts_with("component-type") => {
                     facts.has_component_type = true;
+                }
+                wasmparser::Payload::ExportSection(exports) => {
+                    for export in exports {
+                        let name = export?.name;
+                        if let Some(rest) = name.strip_prefix("sift:predicate/predicate@") {
+                            let version = rest.split('#').next().unwrap_or(rest);
+                            facts.contract.get_or_insert_with(|| version.to_string());
+                        }
+                    }
                 }
                 wasmparser::Payload::ImportSection(imports) => {
                     for import in imports.into_imports() {
@@ -172,8 +213,8 @@ impl ModuleFacts {
 }
 
 /// Writes the contract's bindings for `lang` into `out`; returns the files.
-pub fn bindings(lang: BindingsLang, out: &Path) -> Result<Vec<PathBuf>> {
-    let (mut resolve, world) = contract()?;
+pub fn bindings(lang: BindingsLang, version: &str, out: &Path) -> Result<Vec<PathBuf>> {
+    let (mut resolve, world) = contract(version)?;
     let mut files = wit_bindgen_core::Files::default();
     match lang {
         BindingsLang::C => {

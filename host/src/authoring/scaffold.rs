@@ -5,7 +5,7 @@
 //! `sift.io/<plugin-name>: deny` is rejected (UnschedulableAndUnresolvable,
 //! reason `node(s) were denied by <PluginName>`); others pass.
 
-use crate::authoring::componentize::CONTRACT;
+use crate::authoring::componentize::contract_wit;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -237,8 +237,10 @@ pub fn run(a: NewArgs) -> Result<PathBuf> {
         &starter_case(&a.name, &plugin),
     )?;
     if a.lang != Lang::Rust {
-        // Rust projects get the contract with the SDK.
-        write(&dir, "wit/predicate.wit", CONTRACT)?;
+        // Rust projects get the contract (0.2) with the SDK; the other
+        // starters (C, Go, Python, JavaScript, WAT) are written against 0.1,
+        // which sift keeps running.
+        write(&dir, "wit/predicate.wit", contract_wit("0.1.0")?)?;
     }
     // Scripts quote it in '...'.
     let sift_quoted = sift_exe.replace('\'', "'\\''");

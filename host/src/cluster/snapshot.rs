@@ -40,6 +40,9 @@ pub struct Snapshot {
     pods: Vec<Arc<[GroupCount]>>,
     namespaces: Arc<Namespaces>,
     group_count: usize,
+    /// Slots with pods with required anti-affinity, computed when first
+    /// asked (InterPodAffinity asks for every pod).
+    anti_affinity_slots: std::sync::OnceLock<Vec<u32>>,
     /// Node names by slot, shared into cycle outcomes without copying.
     names: Vec<Arc<str>>,
     /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
@@ -102,6 +105,7 @@ impl Snapshot {
             pods,
             namespaces,
             group_count,
+            anti_affinity_slots: std::sync::OnceLock::new(),
             by_name,
             changes,
         }
@@ -203,6 +207,25 @@ impl sift_sdk::ClusterView for Snapshot {
     }
     fn namespace_labels(&self, namespace: &str) -> Option<&Labels> {
         self.namespaces.get(namespace)
+    }
+    fn namespaces(&self) -> Vec<(&str, &Labels)> {
+        self.namespaces
+            .iter()
+            .map(|(n, l)| (n.as_str(), l))
+            .collect()
+    }
+    fn anti_affinity_slots(&self) -> Vec<u32> {
+        self.anti_affinity_slots
+            .get_or_init(|| {
+                (0..self.pods.len() as u32)
+                    .filter(|&s| {
+                        self.pods[s as usize]
+                            .iter()
+                            .any(|g| !g.group.anti_affinity.is_empty())
+                    })
+                    .collect()
+            })
+            .clone()
     }
 }
 

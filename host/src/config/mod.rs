@@ -33,13 +33,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// kube-scheduler's default filter plugins, in its default order.
-pub const DEFAULT_FILTERS: [&str; 6] = [
+/// (The volume filters are not ported yet.)
+pub const DEFAULT_FILTERS: [&str; 8] = [
     "NodeUnschedulable",
     "NodeName",
     "TaintToleration",
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "PodTopologySpread",
+    "InterPodAffinity",
 ];
 
 #[derive(Debug, Default, Deserialize)]

@@ -1,5 +1,5 @@
 //! Contract 0.1 (`wit/0.1.0`, `sift:predicate/predicate-plugin@0.1.0`):
-//! pods and nodes reduced to what the six classic filters read. Components
+//! pods and nodes reduced to what the six classic node filters read. Components
 //! built against it (the C, Go, Python, JavaScript and WAT examples) keep
 //! running unchanged next to 0.2 ones.
 //!

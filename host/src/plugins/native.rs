@@ -20,6 +20,8 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_node_affinity::sift_native_plugin(),
         sift_plugin_node_ports::sift_native_plugin(),
         sift_plugin_node_resources_fit::sift_native_plugin(),
+        sift_plugin_pod_topology_spread::sift_native_plugin(),
+        sift_plugin_inter_pod_affinity::sift_native_plugin(),
         sift_plugin_gpu_model::sift_native_plugin(),
     ]
 }
@@ -56,8 +58,10 @@ impl FilterPlugin for NativeFilterPlugin {
     }
 
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {
-        let decided = catch_unwind(AssertUnwindSafe(|| self.predicate.prepare(&cycle.pod)))
-            .map_err(|_| self.error("panicked in prepare"))?;
+        let decided = catch_unwind(AssertUnwindSafe(|| {
+            self.predicate.prepare(&cycle.pod, &*cycle.snapshot)
+        }))
+        .map_err(|_| self.error("panicked in prepare"))?;
         let (outcome, state) = match decided {
             Prepare::Proceed(s) => (PrepareOutcome::Proceed, Some(s)),
             Prepare::Narrow(s, names) => (PrepareOutcome::Narrow(names), Some(s)),

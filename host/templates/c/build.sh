@@ -14,7 +14,7 @@ if ! command -v "$cc" >/dev/null; then
   echo "build.sh: $cc not found: install clang for wasm32 (Debian: apt-get install clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32), or set CC to a clang that has them" >&2
   exit 1
 fi
-"$sift" component bindings c --out bindings >/dev/null
+"$sift" component bindings c --contract 0.1.0 --out bindings >/dev/null
 # Reactor: no main; the exports are called many times. Debug info is
 # stripped, function names kept (trap backtraces name them).
 "$cc" --target=wasm32-wasi -mexec-model=reactor -fuse-ld=lld \

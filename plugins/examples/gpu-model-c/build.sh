@@ -21,7 +21,7 @@ sift="$root/target/release/sift"
 [ -x "$sift" ] || (cd "$root" && cargo build --quiet --release -p sift-host)
 build="$root/target/examples/gpu-model-c"
 mkdir -p "$build"
-"$sift" component bindings c --out "$build" >/dev/null
+"$sift" component bindings c --contract 0.1.0 --out "$build" >/dev/null
 # Reactor: no main, exports called many times. -Os and LTO keep it small;
 # the bindings' object file carries the contract's types into the module.
 clang-19 --target=wasm32-wasi -mexec-model=reactor -fuse-ld=lld \

@@ -15,7 +15,9 @@
 //! (`tests/cases/GpuModel`).
 
 use sift_sdk::model::LabelKey;
-use sift_sdk::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use sift_sdk::{
+    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
+};
 
 pub const NODE_MODEL_LABEL: &str = "alibabacloud.com/gpu-card-model";
 pub const POD_MODELS_LABEL: &str = "sift.io/gpu-models";
@@ -46,7 +48,7 @@ impl Predicate for GpuModel {
         })
     }
 
-    fn prepare(&self, pod: &Pod) -> Prepare<Accepted> {
+    fn prepare(&self, pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<Accepted> {
         let wants_gpu = pod
             .requests
             .scalar

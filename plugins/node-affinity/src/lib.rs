@@ -7,8 +7,8 @@
 use serde::Deserialize;
 use sift_sdk::selector::{NodeSelector, OBJECT_NAME_FIELD, RequiredNodeAffinity};
 use sift_sdk::{
-    Args, Node, NodeFields, Pod, Predicate, Prepare, SelectorRequirement, SelectorTerm, Status,
-    export_predicate,
+    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, SelectorRequirement,
+    SelectorTerm, Status, export_predicate,
 };
 use std::collections::BTreeSet;
 
@@ -96,7 +96,7 @@ impl Predicate for NodeAffinity {
         Ok(NodeAffinity { added })
     }
 
-    fn prepare(&self, pod: &Pod) -> Prepare<RequiredNodeAffinity> {
+    fn prepare(&self, pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<RequiredNodeAffinity> {
         if pod.required_node_affinity.is_none()
             && self.added.is_none()
             && pod.node_selector.is_empty()

@@ -1,6 +1,8 @@
 //! NodeName: a pod that names its node (`spec.nodeName`) fits only there.
 
-use sift_sdk::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use sift_sdk::{
+    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
+};
 
 pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
 
@@ -15,7 +17,7 @@ impl Predicate for NodeName {
         Ok(NodeName)
     }
 
-    fn prepare(&self, _: &Pod) -> Prepare<()> {
+    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         Prepare::Proceed(())
     }
 

@@ -2,7 +2,8 @@
 
 use sift_sdk::model::str_eq;
 use sift_sdk::{
-    Args, HostPort, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, HostPort, Node, NodeFields, Pod, Predicate, Prepare, Status,
+    export_predicate,
 };
 
 pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
@@ -21,7 +22,7 @@ impl Predicate for NodePorts {
     }
 
     /// Pods without host ports skip this plugin, as upstream's PreFilter does.
-    fn prepare(&self, pod: &Pod) -> Prepare<()> {
+    fn prepare(&self, pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         if pod.host_ports.is_empty() {
             Prepare::Skip
         } else {

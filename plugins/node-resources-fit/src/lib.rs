@@ -7,7 +7,9 @@
 
 use serde::Deserialize;
 use sift_sdk::resources::is_extended_resource_name;
-use sift_sdk::{Args, Code, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use sift_sdk::{
+    Args, ClusterView, Code, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
+};
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 
@@ -50,7 +52,7 @@ impl Predicate for NodeResourcesFit {
         })
     }
 
-    fn prepare(&self, _: &Pod) -> Prepare<()> {
+    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         Prepare::Proceed(())
     }
 

@@ -2,7 +2,9 @@
 //! unless they tolerate the `node.kubernetes.io/unschedulable:NoSchedule` taint.
 
 use sift_sdk::toleration::{TAINT_NODE_UNSCHEDULABLE, any_tolerates};
-use sift_sdk::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, Taint, export_predicate};
+use sift_sdk::{
+    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, Taint, export_predicate,
+};
 
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
 
@@ -18,7 +20,7 @@ impl Predicate for NodeUnschedulable {
         Ok(NodeUnschedulable)
     }
 
-    fn prepare(&self, pod: &Pod) -> Prepare<bool> {
+    fn prepare(&self, pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<bool> {
         let taint = Taint {
             key: TAINT_NODE_UNSCHEDULABLE.into(),
             value: String::new(),

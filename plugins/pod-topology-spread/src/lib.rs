@@ -25,7 +25,10 @@
 
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
-use sift_sdk::{ClusterView, LabelKey, Labels, Node, Pod, PodSelector, Status};
+use sift_sdk::{
+    Args, ClusterView, LabelKey, Labels, Node, NodeFields, Pod, PodSelector, Predicate, Prepare,
+    Status, export_predicate,
+};
 use std::collections::HashMap;
 
 /// The plugin's name in configuration and statuses.
@@ -235,4 +238,219 @@ pub fn filter(state: &SpreadState, node: &Node) -> Status {
         }
     }
     Status::success()
+}
+
+/// `PodTopologySpreadArgs` of KubeSchedulerConfiguration, validated as
+/// upstream's `ValidatePodTopologySpreadArgs`.
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct SpreadArgs {
+    #[serde(default)]
+    default_constraints: Vec<DefaultConstraint>,
+    /// `System` (the default) or `List`.
+    #[serde(default)]
+    defaulting_type: Option<String>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+// The last four are accepted, as upstream accepts them, and never read.
+#[allow(dead_code)]
+struct DefaultConstraint {
+    max_skew: i32,
+    #[serde(default)]
+    topology_key: String,
+    #[serde(default)]
+    when_unsatisfiable: String,
+    #[serde(default)]
+    label_selector: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    min_domains: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    node_affinity_policy: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    node_taints_policy: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    match_label_keys: Option<serde::de::IgnoredAny>,
+}
+
+fn validate(args: &SpreadArgs) -> Result<(), String> {
+    let defaulting = args.defaulting_type.as_deref().unwrap_or("System");
+    if !matches!(defaulting, "System" | "List") {
+        return Err(format!(
+            "defaultingType: Unsupported value: {defaulting:?}: supported values: \"System\", \"List\""
+        ));
+    }
+    if defaulting == "System" && !args.default_constraints.is_empty() {
+        return Err(
+            "defaultingType: Invalid value: \"System\": when .defaultConstraints are not empty"
+                .into(),
+        );
+    }
+    let mut seen = Vec::new();
+    for (i, c) in args.default_constraints.iter().enumerate() {
+        let at = format!("defaultConstraints[{i}]");
+        if c.max_skew <= 0 {
+            return Err(format!(
+                "{at}.maxSkew: Invalid value: {}: not in valid range (0, inf)",
+                c.max_skew
+            ));
+        }
+        if !sift_sdk::selector::is_qualified_name(&c.topology_key) {
+            return Err(format!(
+                "{at}.topologyKey: Invalid value: {:?}: must be a valid label key",
+                c.topology_key
+            ));
+        }
+        if !matches!(
+            c.when_unsatisfiable.as_str(),
+            "DoNotSchedule" | "ScheduleAnyway"
+        ) {
+            return Err(format!(
+                "{at}.whenUnsatisfiable: Unsupported value: {:?}: supported values: \"DoNotSchedule\", \"ScheduleAnyway\"",
+                c.when_unsatisfiable
+            ));
+        }
+        if c.label_selector.is_some() {
+            return Err(format!(
+                "{at}.labelSelector: Forbidden: constraint must not define a selector, as they deduced for each pod"
+            ));
+        }
+        let pair = (c.topology_key.as_str(), c.when_unsatisfiable.as_str());
+        if seen.contains(&pair) {
+            return Err(format!(
+                "{at}: Duplicate value: {{{:?}, {:?}}}",
+                pair.0, pair.1
+            ));
+        }
+        seen.push(pair);
+    }
+    Ok(())
+}
+
+/// The plugin: PreFilter and Filter above, behind the SDK's trait.
+#[derive(Debug)]
+pub struct PodTopologySpread;
+
+impl Predicate for PodTopologySpread {
+    const NAME: &'static str = NAME;
+    /// Filter reads labels; PreFilter also taints (nodeTaintsPolicy).
+    const NODE_FIELDS: NodeFields = NodeFields::LABELS.union(NodeFields::TAINTS);
+    const READS_CLUSTER: bool = true;
+    type PodState = SpreadState;
+
+    fn new(args: Args) -> Result<Self, String> {
+        let args: SpreadArgs = if args.is_empty() {
+            SpreadArgs::default()
+        } else {
+            args.parse()?
+        };
+        validate(&args)?;
+        // Default constraints only apply with a selector deduced from the
+        // pod's Services and controllers, which sift is not given: they
+        // never filter here (see the module's doc).
+        Ok(PodTopologySpread)
+    }
+
+    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<SpreadState> {
+        match pre_filter(pod, cluster) {
+            Ok(Some(state)) => Prepare::Proceed(state),
+            Ok(None) => Prepare::Skip,
+            Err(e) => Prepare::Reject(Status::error(format!("get constraints from pod: {e}"))),
+        }
+    }
+
+    fn filter(&self, _pod: &Pod, state: &SpreadState, node: &Node) -> Status {
+        filter(state, node)
+    }
+}
+
+export_predicate!(PodTopologySpread);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn new(json: &str) -> Result<PodTopologySpread, String> {
+        PodTopologySpread::new(Args::from_json(json)?)
+    }
+
+    #[test]
+    fn arguments_are_validated_as_upstream() {
+        assert!(new("{}").is_ok());
+        assert!(new(r#"{"defaultingType": "List"}"#).is_ok());
+        let list = r#"{"defaultingType": "List", "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "DoNotSchedule"}]}"#;
+        assert!(new(list).is_ok());
+        let system = list.replace("List", "System");
+        assert!(
+            new(&system)
+                .unwrap_err()
+                .contains("when .defaultConstraints are not empty")
+        );
+        for (bad, why) in [
+            (
+                r#""maxSkew": 0, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule""#,
+                "maxSkew",
+            ),
+            (
+                r#""maxSkew": 1, "topologyKey": "", "whenUnsatisfiable": "DoNotSchedule""#,
+                "topologyKey",
+            ),
+            (
+                r#""maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "Maybe""#,
+                "whenUnsatisfiable",
+            ),
+            (
+                r#""maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {}"#,
+                "labelSelector",
+            ),
+        ] {
+            let json =
+                format!(r#"{{"defaultingType": "List", "defaultConstraints": [{{{bad}}}]}}"#);
+            assert!(new(&json).unwrap_err().contains(why), "{bad}");
+        }
+        let twice = r#"{"defaultingType": "List", "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"},
+            {"maxSkew": 2, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule"}]}"#;
+        assert!(new(twice).unwrap_err().contains("Duplicate value"));
+        assert!(
+            new(r#"{"defaultingType": "Other"}"#)
+                .unwrap_err()
+                .contains("Unsupported value")
+        );
+        assert!(new(r#"{"typo": 1}"#).is_err());
+    }
+
+    #[test]
+    fn an_invalid_selector_is_an_error_status_from_prepare() {
+        let pod = Pod {
+            topology_spread_constraints: vec![sift_sdk::TopologySpreadConstraint {
+                max_skew: 1,
+                topology_key: "zone".into(),
+                when_unsatisfiable: "DoNotSchedule".into(),
+                label_selector: Some(sift_sdk::LabelSelector {
+                    match_labels: vec![("bad key".into(), "x".into())],
+                    match_expressions: vec![],
+                }),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let cluster = sift_sdk::ClusterTables::default();
+        match PodTopologySpread.prepare(&pod, &cluster) {
+            Prepare::Reject(s) => {
+                assert_eq!(s.code, sift_sdk::Code::Error);
+                assert!(s.reasons()[0].starts_with(
+                    "get constraints from pod: obtaining pod's hard topology spread constraints:"
+                ));
+            }
+            _ => panic!("expected an Error"),
+        }
+        // A pod without DoNotSchedule constraints is not this plugin's business.
+        assert!(matches!(
+            PodTopologySpread.prepare(&Pod::default(), &cluster),
+            Prepare::Skip
+        ));
+    }
 }

@@ -2,7 +2,9 @@
 //! taint of the node (PreferNoSchedule only affects scoring).
 
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
-use sift_sdk::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use sift_sdk::{
+    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
+};
 
 pub const ERR_REASON_UNTOLERATED: &str = "node(s) had untolerated taint(s)";
 
@@ -17,7 +19,7 @@ impl Predicate for TaintToleration {
         Ok(TaintToleration)
     }
 
-    fn prepare(&self, _: &Pod) -> Prepare<()> {
+    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         Prepare::Proceed(())
     }
 

@@ -1,6 +1,6 @@
 //! {{Plugin}}: rejects nodes labelled `sift.io/{{name}}: deny`.
 
-use sift_sdk::{Args, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use sift_sdk::{Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
 
 const LABEL: &str = "sift.io/{{name}}";
 
@@ -19,7 +19,7 @@ impl Predicate for {{Plugin}} {
         Ok({{Plugin}})
     }
 
-    fn prepare(&self, _pod: &Pod) -> Prepare<()> {
+    fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
         Prepare::Proceed(())
     }
 

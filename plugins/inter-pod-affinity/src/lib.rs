@@ -1,0 +1,338 @@
+//! kube-scheduler's InterPodAffinity filter: the pod's required pod
+//! affinity and anti-affinity, and the required anti-affinity of the pods
+//! already placed, checked per topology domain.
+//!
+//! Upstream: `pkg/scheduler/framework/plugins/interpodaffinity/`
+//! (`filtering.go`) and the framework's `AffinityTerm`, master (1.35+);
+//! restated in `docs/upstream/interpodaffinity.md`. matchLabelKeys and
+//! mismatchLabelKeys are merged into the selector here, as kube-apiserver
+//! does at pod creation (idempotent for pods it already merged).
+//! `InterPodAffinityArgs` only affect scoring: accepted, not used.
+//!
+//! 1. [`pre_filter`] counts, per (topology key, value): existing pods whose
+//!    anti-affinity forbids the incoming pod, pods matching all of the
+//!    pod's affinity terms, and pods matching each anti-affinity term;
+//! 2. [`filter`] checks affinity, then anti-affinity, then existing pods'
+//!    anti-affinity; the first failure decides.
+
+use sift_sdk::model::LabelKey;
+use sift_sdk::{
+    Args, ClusterView, Labels, Node, NodeFields, Pod, PodAffinityTerm, PodSelector, Predicate,
+    Prepare, Status, export_predicate,
+};
+use std::collections::HashMap;
+
+/// The plugin's name in configuration and statuses.
+pub const NAME: &str = "InterPodAffinity";
+
+/// `ErrReasonExistingAntiAffinityRulesNotMatch`.
+pub const ERR_REASON_EXISTING_ANTI_AFFINITY: &str =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+/// `ErrReasonAffinityRulesNotMatch`.
+pub const ERR_REASON_AFFINITY: &str = "node(s) didn't match pod affinity rules";
+/// `ErrReasonAntiAffinityRulesNotMatch`.
+pub const ERR_REASON_ANTI_AFFINITY: &str = "node(s) didn't match pod anti-affinity rules";
+
+/// A required term, compiled (upstream's `AffinityTerm`).
+#[derive(Clone, Debug)]
+pub struct Term {
+    namespaces: Vec<String>,
+    namespace_selector: PodSelector,
+    selector: PodSelector,
+    topology_key: LabelKey,
+}
+
+impl Term {
+    /// `owner` is the pod the term belongs to: its namespace is the
+    /// default, its labels fill matchLabelKeys and mismatchLabelKeys.
+    pub fn new(
+        owner_namespace: &str,
+        owner_labels: &Labels,
+        t: &PodAffinityTerm,
+    ) -> Result<Term, String> {
+        let mut selector = PodSelector::new(t.label_selector.as_ref())?;
+        if t.label_selector.is_some() {
+            let value = |k: &String| owner_labels.get(k).map(|v| (k.clone(), v.to_string()));
+            selector = selector
+                .and_equal(t.match_label_keys.iter().filter_map(value))
+                .and_not_equal(t.mismatch_label_keys.iter().filter_map(value));
+        }
+        let namespaces = if t.namespaces.is_empty() && t.namespace_selector.is_none() {
+            vec![owner_namespace.to_string()]
+        } else {
+            t.namespaces.clone()
+        };
+        Ok(Term {
+            namespaces,
+            namespace_selector: PodSelector::new(t.namespace_selector.as_ref())?,
+            selector,
+            topology_key: LabelKey::new(t.topology_key.clone()),
+        })
+    }
+
+    /// Upstream's `AffinityTerm.Matches`: the pod's namespace is listed or
+    /// selected (by its labels `ns_labels`), and its labels match.
+    pub fn matches(&self, namespace: &str, labels: &Labels, ns_labels: &Labels) -> bool {
+        (self.namespaces.iter().any(|n| n == namespace)
+            || self.namespace_selector.matches(ns_labels))
+            && self.selector.matches(labels)
+    }
+
+    /// The incoming pod's terms: a namespaceSelector other than `{}` is
+    /// replaced by the names of the namespaces it selects
+    /// (`mergeAffinityTermNamespacesIfNotEmpty`).
+    fn resolve_namespaces(&mut self, cluster: &dyn ClusterView) {
+        if self.namespace_selector.is_everything() {
+            return;
+        }
+        for (name, labels) in cluster.namespaces() {
+            if self.namespace_selector.matches(labels) && !self.namespaces.iter().any(|n| n == name)
+            {
+                self.namespaces.push(name.to_string());
+            }
+        }
+        self.namespace_selector = PodSelector::nothing();
+    }
+}
+
+/// Counts by (topology key, value); entries are never zero.
+type Counts = HashMap<(String, String), i64>;
+
+fn bump(counts: &mut Counts, key: &LabelKey, node: &Node, by: i64) {
+    if let Some(value) = node.labels.get_key(key) {
+        let entry = counts
+            .entry((key.as_str().to_string(), value.to_string()))
+            .or_insert(0);
+        *entry += by;
+        if *entry == 0 {
+            counts.remove(&(key.as_str().to_string(), value.to_string()));
+        }
+    }
+}
+
+/// What PreFilter computed for one pod: upstream's `preFilterState`.
+#[derive(Clone, Debug)]
+pub struct AffinityState {
+    affinity_terms: Vec<Term>,
+    anti_terms: Vec<Term>,
+    existing_anti: Counts,
+    affinity: Counts,
+    anti: Counts,
+    /// The pod matches all of its own affinity terms.
+    matches_own_affinity: bool,
+}
+
+fn compile(pod: &Pod, terms: &[PodAffinityTerm]) -> Result<Vec<Term>, String> {
+    terms
+        .iter()
+        .map(|t| Term::new(&pod.namespace, &pod.labels, t))
+        .collect()
+}
+
+/// Upstream's PreFilter: `Ok(None)` is Skip; an error is the
+/// UnschedulableAndUnresolvable status upstream gives a pod whose terms do
+/// not parse.
+pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<AffinityState>, String> {
+    let mut affinity_terms = compile(pod, &pod.pod_affinity)
+        .map_err(|e| format!("parsing pod: requiredAffinityTerms: {e}"))?;
+    let mut anti_terms = compile(pod, &pod.pod_anti_affinity)
+        .map_err(|e| format!("parsing pod: requiredAntiAffinityTerms: {e}"))?;
+    for t in affinity_terms.iter_mut().chain(anti_terms.iter_mut()) {
+        t.resolve_namespaces(cluster);
+    }
+    let none = Labels::default();
+    let ns_labels = cluster.namespace_labels(&pod.namespace).unwrap_or(&none);
+
+    // Existing pods' anti-affinity, from the nodes that have such pods.
+    let mut existing_anti = Counts::new();
+    let mut parsed: HashMap<u64, Vec<Term>> = HashMap::new();
+    for slot in cluster.anti_affinity_slots() {
+        let Some(node) = cluster.node(slot) else {
+            continue;
+        };
+        for g in cluster.pods_on(slot) {
+            let group = &g.group;
+            if group.anti_affinity.is_empty() {
+                continue;
+            }
+            // A term list that does not parse contributes nothing, as
+            // upstream ignores an existing pod's parse errors.
+            let terms = parsed.entry(group.id).or_insert_with(|| {
+                group
+                    .anti_affinity
+                    .iter()
+                    .map(|t| Term::new(&group.namespace, &group.labels, t))
+                    .collect::<Result<Vec<_>, _>>()
+                    .unwrap_or_default()
+            });
+            for t in terms.iter() {
+                if t.matches(&pod.namespace, &pod.labels, ns_labels) {
+                    bump(
+                        &mut existing_anti,
+                        &t.topology_key,
+                        node,
+                        i64::from(g.count),
+                    );
+                }
+            }
+        }
+    }
+    if existing_anti.is_empty() && affinity_terms.is_empty() && anti_terms.is_empty() {
+        return Ok(None);
+    }
+
+    // The pods matching the incoming pod's terms, over every node.
+    let mut affinity = Counts::new();
+    let mut anti = Counts::new();
+    if !affinity_terms.is_empty() || !anti_terms.is_empty() {
+        let mut matched: HashMap<u64, (bool, Vec<bool>)> = HashMap::new();
+        for slot in 0..cluster.slots() {
+            let Some(node) = cluster.node(slot) else {
+                continue;
+            };
+            for g in cluster.pods_on(slot) {
+                let group = &g.group;
+                let (all, each) = matched.entry(group.id).or_insert_with(|| {
+                    let all = !affinity_terms.is_empty()
+                        && affinity_terms
+                            .iter()
+                            .all(|t| t.matches(&group.namespace, &group.labels, &none));
+                    let each = anti_terms
+                        .iter()
+                        .map(|t| t.matches(&group.namespace, &group.labels, &none))
+                        .collect();
+                    (all, each)
+                });
+                let n = i64::from(g.count);
+                if *all {
+                    for t in &affinity_terms {
+                        bump(&mut affinity, &t.topology_key, node, n);
+                    }
+                }
+                for (t, hit) in anti_terms.iter().zip(each.iter()) {
+                    if *hit {
+                        bump(&mut anti, &t.topology_key, node, n);
+                    }
+                }
+            }
+        }
+    }
+    let matches_own_affinity = !affinity_terms.is_empty()
+        && affinity_terms
+            .iter()
+            .all(|t| t.matches(&pod.namespace, &pod.labels, &none));
+    Ok(Some(AffinityState {
+        affinity_terms,
+        anti_terms,
+        existing_anti,
+        affinity,
+        anti,
+        matches_own_affinity,
+    }))
+}
+
+fn count(counts: &Counts, key: &LabelKey, value: &str) -> i64 {
+    counts
+        .get(&(key.as_str().to_string(), value.to_string()))
+        .copied()
+        .unwrap_or(0)
+}
+
+/// `satisfyPodAffinity`, with the "first pod of a collection" rule: when no
+/// pod anywhere matches the terms, a pod matching its own terms may go
+/// anywhere that has the topology keys.
+fn satisfies_affinity(s: &AffinityState, node: &Node) -> bool {
+    let mut pods_exist = true;
+    for t in &s.affinity_terms {
+        let Some(value) = node.labels.get_key(&t.topology_key) else {
+            return false;
+        };
+        if count(&s.affinity, &t.topology_key, value) <= 0 {
+            pods_exist = false;
+        }
+    }
+    pods_exist || (s.affinity.is_empty() && s.matches_own_affinity)
+}
+
+fn satisfies_anti_affinity(s: &AffinityState, node: &Node) -> bool {
+    s.anti.is_empty()
+        || s.anti_terms.iter().all(|t| {
+            node.labels
+                .get_key(&t.topology_key)
+                .is_none_or(|v| count(&s.anti, &t.topology_key, v) <= 0)
+        })
+}
+
+fn satisfies_existing_anti_affinity(s: &AffinityState, node: &Node) -> bool {
+    s.existing_anti.is_empty()
+        || node.labels.iter().all(|(k, v)| {
+            s.existing_anti
+                .get(&(k.to_string(), v.to_string()))
+                .is_none_or(|n| *n <= 0)
+        })
+}
+
+/// Upstream's Filter.
+pub fn filter(state: &AffinityState, node: &Node) -> Status {
+    if !satisfies_affinity(state, node) {
+        return Status::unresolvable(ERR_REASON_AFFINITY);
+    }
+    if !satisfies_anti_affinity(state, node) {
+        return Status::unschedulable(ERR_REASON_ANTI_AFFINITY);
+    }
+    if !satisfies_existing_anti_affinity(state, node) {
+        return Status::unschedulable(ERR_REASON_EXISTING_ANTI_AFFINITY);
+    }
+    Status::success()
+}
+
+/// The plugin: PreFilter and Filter above, behind the SDK's trait.
+#[derive(Debug)]
+pub struct InterPodAffinity;
+
+/// `InterPodAffinityArgs`: both fields only affect scoring.
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct AffinityArgs {
+    #[serde(default)]
+    hard_pod_affinity_weight: Option<i32>,
+    #[serde(default)]
+    #[allow(dead_code)]
+    ignore_preferred_terms_of_existing_pods: Option<bool>,
+}
+
+impl Predicate for InterPodAffinity {
+    const NAME: &'static str = NAME;
+    /// Filter reads labels only; the cluster view brings the pods.
+    const NODE_FIELDS: NodeFields = NodeFields::LABELS;
+    const READS_CLUSTER: bool = true;
+    type PodState = AffinityState;
+
+    fn new(args: Args) -> Result<Self, String> {
+        if !args.is_empty() {
+            let args: AffinityArgs = args.parse()?;
+            if let Some(w) = args.hard_pod_affinity_weight
+                && !(0..=100).contains(&w)
+            {
+                return Err(format!(
+                    "hardPodAffinityWeight: Invalid value: {w}: not in valid range [0-100]"
+                ));
+            }
+        }
+        Ok(InterPodAffinity)
+    }
+
+    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<AffinityState> {
+        match pre_filter(pod, cluster) {
+            Ok(Some(state)) => Prepare::Proceed(state),
+            Ok(None) => Prepare::Skip,
+            Err(e) => Prepare::Reject(Status::unresolvable(e)),
+        }
+    }
+
+    fn filter(&self, _pod: &Pod, state: &AffinityState, node: &Node) -> Status {
+        filter(state, node)
+    }
+}
+
+export_predicate!(InterPodAffinity);
