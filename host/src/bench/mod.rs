@@ -6,7 +6,9 @@ pub mod loadgen;
 pub mod plugin_bench;
 
 use crate::cluster::Snapshot;
-use crate::cluster::synthetic::{kubectl_list, synthetic_nodes, synthetic_pods};
+use crate::cluster::synthetic::{
+    kubectl_list, synthetic_affinity_pods, synthetic_cluster, synthetic_nodes, synthetic_pods,
+};
 use crate::config::Config;
 use crate::config::EngineOptions;
 use crate::engine::Engine;
@@ -140,62 +142,112 @@ pub fn run(a: BenchArgs) -> Result<()> {
         return contract(catalog, &a.nodes);
     }
     let filters = config.filter_plugins();
-    let pods = synthetic_pods(a.pods);
     let budget = Duration::from_secs_f64(a.seconds);
     println!(
-        "sift bench: {} pods per run (max {:.1}s), parallelism {}, {} CPU(s)",
+        "sift bench: {} pods per run (max {:.1}s), parallelism {}, {} CPU(s), filters: {}",
         a.pods,
         a.seconds,
         a.parallelism,
         std::thread::available_parallelism()
             .map(|n| n.get())
-            .unwrap_or(1)
+            .unwrap_or(1),
+        filters
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
     );
-    println!(
-        "{:>7} {:>10} {:>11} {:>14} {:>14} {:>12}",
-        "nodes", "percentage", "nodes/cycle", "native pods/s", "wasm pods/s", "wasm/native"
-    );
-    for &n in &a.nodes {
-        let snapshot = Arc::new(Snapshot::from_nodes(synthetic_nodes(n))?);
-        for &pct in &a.percentage {
-            let options = EngineOptions {
-                percentage_of_nodes_to_score: pct,
-                parallelism: a.parallelism,
-                always_check_all_predicates: false,
-            };
-            let (native_rate, per_cycle) = if a.wasm_only {
-                (f64::NAN, f64::NAN)
+    let plain = synthetic_pods(a.pods);
+    let affinity = synthetic_affinity_pods(a.pods);
+    let runs: [(&str, &[Pod], bool); 2] = [
+        (
+            "plain mix (requests, node selectors and affinity, taints, ports), nodes without pods",
+            &plain,
+            false,
+        ),
+        (
+            "0.2 mix (1/4 each: plain, zone spread, hostname spread, hostname anti-affinity), 10 labelled pods per node",
+            &affinity,
+            true,
+        ),
+    ];
+    for (title, pods, with_pods) in runs {
+        println!("\n{title}");
+        println!(
+            "{:>7} {:>10} {:>11} {:>14} {:>14} {:>12}",
+            "nodes", "percentage", "nodes/cycle", "native pods/s", "wasm pods/s", "wasm/native"
+        );
+        for &n in &a.nodes {
+            let snapshot = if with_pods {
+                synthetic_cluster(n)?
             } else {
-                let mut native_engine = Engine::new(native.select(&filters)?, options.clone())?;
-                measure(&mut native_engine, &snapshot, &pods, budget)
+                Arc::new(Snapshot::from_nodes(synthetic_nodes(n))?)
             };
-            let mut per_cycle = per_cycle;
-            let wasm_rate = match &wasm {
-                Some(c) => {
-                    let mut e = Engine::new(c.select(&filters)?, options.clone())?;
-                    let (rate, evaluated) = measure(&mut e, &snapshot, &pods, budget);
-                    if per_cycle.is_nan() {
-                        per_cycle = evaluated;
-                    }
-                    Some(rate)
+            table_rows(
+                &a,
+                n,
+                &snapshot,
+                pods,
+                &filters,
+                &native,
+                wasm.as_ref(),
+                budget,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// One row per --percentage for an `n`-node cluster: native and Wasm pods/s.
+#[allow(clippy::too_many_arguments)]
+fn table_rows(
+    a: &BenchArgs,
+    n: usize,
+    snapshot: &Arc<Snapshot>,
+    pods: &[Pod],
+    filters: &[crate::config::PluginRef],
+    native: &Catalog,
+    wasm: Option<&Catalog>,
+    budget: Duration,
+) -> Result<()> {
+    for &pct in &a.percentage {
+        let options = EngineOptions {
+            percentage_of_nodes_to_score: pct,
+            parallelism: a.parallelism,
+            always_check_all_predicates: false,
+        };
+        let (native_rate, per_cycle) = if a.wasm_only {
+            (f64::NAN, f64::NAN)
+        } else {
+            let mut native_engine = Engine::new(native.select(filters)?, options.clone())?;
+            measure(&mut native_engine, snapshot, pods, budget)
+        };
+        let mut per_cycle = per_cycle;
+        let wasm_rate = match wasm {
+            Some(c) => {
+                let mut e = Engine::new(c.select(filters)?, options.clone())?;
+                let (rate, evaluated) = measure(&mut e, snapshot, pods, budget);
+                if per_cycle.is_nan() {
+                    per_cycle = evaluated;
                 }
-                None => None,
-            };
-            let pct_label = if pct == 0 {
-                "adaptive".to_string()
-            } else {
-                pct.to_string()
-            };
-            match wasm_rate {
-                Some(w) => println!(
-                    "{n:>7} {pct_label:>10} {per_cycle:>11.0} {native_rate:>14.0} {w:>14.0} {:>12.2}",
-                    native_rate / w
-                ),
-                None => println!(
-                    "{n:>7} {pct_label:>10} {per_cycle:>11.0} {native_rate:>14.0} {:>14} {:>12}",
-                    "-", "-"
-                ),
+                Some(rate)
             }
+            None => None,
+        };
+        let pct_label = if pct == 0 {
+            "adaptive".to_string()
+        } else {
+            pct.to_string()
+        };
+        match wasm_rate {
+            Some(w) => println!(
+                "{n:>7} {pct_label:>10} {per_cycle:>11.0} {native_rate:>14.0} {w:>14.0} {:>12.2}",
+                native_rate / w
+            ),
+            None => println!(
+                "{n:>7} {pct_label:>10} {per_cycle:>11.0} {native_rate:>14.0} {:>14} {:>12}",
+                "-", "-"
+            ),
         }
     }
     Ok(())

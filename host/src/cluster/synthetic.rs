@@ -183,12 +183,23 @@ pub fn synthetic_pods(n: usize) -> Vec<Pod> {
         .collect()
 }
 
+/// Apps the bound pods belong to (label `app`): 10 pods per node over 500
+/// apps puts each app on about 2% of the nodes of a 5,000-node cluster.
+pub const APPS: usize = 500;
+
+/// The app of a node's `k`th bound pod: consecutive nodes get different
+/// apps, so an app's pods spread over nodes and zones.
+pub fn app_of(node_index: usize, k: usize) -> String {
+    format!("app-{}", (node_index * 7 + k * 131) % APPS)
+}
+
 /// The synthetic cluster as kubectl prints it: Nodes, and for each node its
-/// bound pods (the node's usage split evenly over them).
+/// bound pods (the node's usage split evenly over them), labelled with
+/// their app.
 pub fn kubectl_list(nodes: &[Node]) -> serde_json::Value {
     use serde_json::json;
     let mut items = Vec::new();
-    for n in nodes {
+    for (node_index, n) in nodes.iter().enumerate() {
         let labels: serde_json::Map<String, serde_json::Value> = n
             .labels
             .iter()
@@ -227,7 +238,11 @@ pub fn kubectl_list(nodes: &[Node]) -> serde_json::Value {
             };
             items.push(json!({
                 "apiVersion": "v1", "kind": "Pod",
-                "metadata": {"name": format!("{}-pod-{k}", n.name), "namespace": "default"},
+                "metadata": {
+                    "name": format!("{}-pod-{k}", n.name),
+                    "namespace": "default",
+                    "labels": {"app": app_of(node_index, k as usize)},
+                },
                 "spec": {"nodeName": n.name, "containers": [{
                     "name": "app", "image": "registry.example/app:1",
                     "ports": ports,
@@ -241,4 +256,56 @@ pub fn kubectl_list(nodes: &[Node]) -> serde_json::Value {
         }
     }
     json!({"apiVersion": "v1", "kind": "List", "items": items})
+}
+
+/// The pod mix of contract 0.2's filters, in turns: a pod of the plain mix,
+/// one spread over zones, one spread over hosts (maxSkew 1,
+/// `DoNotSchedule`), and one with required anti-affinity against its own
+/// app on `kubernetes.io/hostname`. Each belongs to one of the bound pods'
+/// apps, so the constraints count real pods.
+pub fn synthetic_affinity_pods(n: usize) -> Vec<Pod> {
+    use sift_sdk::{LabelSelector, PodAffinityTerm, TopologySpreadConstraint};
+    let plain = synthetic_pods(n);
+    plain
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut pod)| {
+            let app = format!("app-{}", (i * 37) % APPS);
+            let selector = LabelSelector {
+                match_labels: vec![("app".into(), app.clone())],
+                match_expressions: vec![],
+            };
+            let spread = |key: &str| TopologySpreadConstraint {
+                max_skew: 1,
+                topology_key: key.into(),
+                when_unsatisfiable: "DoNotSchedule".into(),
+                label_selector: Some(selector.clone()),
+                ..Default::default()
+            };
+            match i % 4 {
+                0 => return pod,
+                1 => pod.topology_spread_constraints = vec![spread("topology.kubernetes.io/zone")],
+                2 => pod.topology_spread_constraints = vec![spread("kubernetes.io/hostname")],
+                _ => {
+                    pod.pod_anti_affinity = vec![PodAffinityTerm {
+                        label_selector: Some(selector.clone()),
+                        topology_key: "kubernetes.io/hostname".into(),
+                        ..Default::default()
+                    }]
+                }
+            }
+            pod.labels = Labels::new(vec![("app".into(), app)]);
+            pod
+        })
+        .collect()
+}
+
+/// The synthetic cluster of `n` nodes as a snapshot with its bound pods
+/// (10 per node, labelled with their app), read the way `sift filter`
+/// reads a dump.
+pub fn synthetic_cluster(n: usize) -> anyhow::Result<std::sync::Arc<super::Snapshot>> {
+    let mut objects = crate::input::Objects::default();
+    let list = kubectl_list(&synthetic_nodes(n));
+    objects.add_json(std::path::Path::new("synthetic"), "", list, None)?;
+    Ok(super::ClusterState::from_objects(&objects)?.snapshot())
 }
