@@ -41,6 +41,10 @@ pub struct BenchArgs {
     /// Directory of plugin components (default: the bundled plugins).
     #[arg(long = "plugins", value_name = "DIR")]
     pub plugins_dir: Option<PathBuf>,
+    /// sift configuration: which filters run (default: the default
+    /// filters), their arguments, limits.
+    #[arg(long, short = 'c')]
+    pub config: Option<PathBuf>,
     /// Skip the Wasm runs (native baseline only).
     #[arg(long, conflicts_with = "wasm_only")]
     pub native_only: bool,
@@ -118,7 +122,10 @@ pub fn run(a: BenchArgs) -> Result<()> {
         let dir = loadgen::plugins_dir(a.plugins_dir.clone())?;
         return loadgen::run(&dir, &a.nodes, a.seconds, a.clients.max(1));
     }
-    let config = Config::default();
+    let config = match &a.config {
+        Some(path) => Config::load(path)?,
+        None => Config::default(),
+    };
     let native = Catalog::native(&config)?;
     let wasm = if a.native_only {
         None

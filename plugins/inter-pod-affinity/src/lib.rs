@@ -17,8 +17,8 @@
 
 use sift_sdk::model::LabelKey;
 use sift_sdk::{
-    Args, ClusterView, Labels, Node, NodeFields, Pod, PodAffinityTerm, PodSelector, Predicate,
-    Prepare, Status, export_predicate,
+    Args, ClusterView, IdMap, Labels, Node, NodeFields, Pod, PodAffinityTerm, PodSelector,
+    Predicate, Prepare, Status, export_predicate,
 };
 use std::collections::HashMap;
 
@@ -145,7 +145,7 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<Affinit
 
     // Existing pods' anti-affinity, from the nodes that have such pods.
     let mut existing_anti = Counts::new();
-    let mut parsed: HashMap<u64, Vec<Term>> = HashMap::new();
+    let mut parsed: IdMap<Vec<Term>> = IdMap::default();
     for slot in cluster.anti_affinity_slots() {
         let Some(node) = cluster.node(slot) else {
             continue;
@@ -185,7 +185,7 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<Affinit
     let mut affinity = Counts::new();
     let mut anti = Counts::new();
     if !affinity_terms.is_empty() || !anti_terms.is_empty() {
-        let mut matched: HashMap<u64, (bool, Vec<bool>)> = HashMap::new();
+        let mut matched: IdMap<(bool, Vec<bool>)> = IdMap::default();
         for slot in 0..cluster.slots() {
             let Some(node) = cluster.node(slot) else {
                 continue;

@@ -26,10 +26,9 @@
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
 use sift_sdk::{
-    Args, ClusterView, LabelKey, Labels, Node, NodeFields, Pod, PodSelector, Predicate, Prepare,
-    Status, export_predicate,
+    Args, ClusterView, FastMap, FastSet, IdMap, LabelKey, Labels, Node, NodeFields, Pod,
+    PodSelector, Predicate, Prepare, Status, export_predicate,
 };
-use std::collections::HashMap;
 
 /// The plugin's name in configuration and statuses.
 pub const NAME: &str = "PodTopologySpread";
@@ -89,9 +88,12 @@ pub fn hard_constraints(pod: &Pod) -> Result<Vec<Constraint>, String> {
 #[derive(Clone, Debug)]
 pub struct SpreadState {
     constraints: Vec<Constraint>,
-    /// Per constraint: matching pods by topology value, for every eligible
-    /// domain (0 included).
-    counts: Vec<HashMap<String, i64>>,
+    /// Per constraint: matching pods by topology value, for the eligible
+    /// domains that have some (upstream keeps zeros too; here a domain
+    /// missing from the map has 0).
+    counts: Vec<FastMap<String, i64>>,
+    /// Per constraint: how many eligible domains there are.
+    domains: Vec<usize>,
     /// Per constraint: whether the incoming pod matches its own selector.
     self_match: Vec<bool>,
     namespace: String,
@@ -132,9 +134,26 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
         return Ok(None);
     }
     let node_affinity = RequiredNodeAffinity::of(pod);
-    let mut counts = vec![HashMap::new(); constraints.len()];
-    // A selector is matched once per pod group, not once per pod.
-    let mut matched: HashMap<(u64, usize), bool> = HashMap::new();
+    let n = constraints.len();
+    // Borrowed from the nodes' labels while counting.
+    let mut counting: Vec<FastMap<&str, i64>> = vec![FastMap::default(); n];
+    let mut domains: Vec<FastSet<&str>> = vec![FastSet::default(); n];
+    // Which constraints a group counts for, as bits: a selector is matched
+    // once per group, not once per pod. (More than 64 constraints: the
+    // rest are matched each time.)
+    let mut matched: IdMap<u64> = IdMap::default();
+    let counts_for = |group: &sift_sdk::PodGroup| -> u64 {
+        if group.terminating || group.namespace != pod.namespace {
+            return 0;
+        }
+        let mut bits = 0u64;
+        for (i, c) in constraints.iter().take(64).enumerate() {
+            if c.selector.matches(&group.labels) {
+                bits |= 1 << i;
+            }
+        }
+        bits
+    };
     for slot in 0..cluster.slots() {
         let Some(node) = cluster.node(slot) else {
             continue;
@@ -147,24 +166,35 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
                 continue;
             }
             let value = node.labels.get_key(&c.topology_key).unwrap_or_default();
+            domains[i].insert(value);
+            if c.selector.is_nothing() {
+                continue;
+            }
             let mut n = 0i64;
-            if !c.selector.is_nothing() {
-                for g in cluster.pods_on(slot) {
-                    let group = &g.group;
-                    if group.terminating || group.namespace != pod.namespace {
-                        continue;
-                    }
-                    let hit = *matched
-                        .entry((group.id, i))
-                        .or_insert_with(|| c.selector.matches(&group.labels));
-                    if hit {
-                        n += i64::from(g.count);
-                    }
+            for g in cluster.pods_on(slot) {
+                let group = &g.group;
+                let hit = if i < 64 {
+                    let bits = *matched.entry(group.id).or_insert_with(|| counts_for(group));
+                    bits & (1 << i) != 0
+                } else {
+                    !group.terminating
+                        && group.namespace == pod.namespace
+                        && c.selector.matches(&group.labels)
+                };
+                if hit {
+                    n += i64::from(g.count);
                 }
             }
-            *counts[i].entry(value.to_string()).or_insert(0) += n;
+            if n != 0 {
+                *counting[i].entry(value).or_insert(0) += n;
+            }
         }
     }
+    let counts = counting
+        .into_iter()
+        .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+        .collect();
+    let domains = domains.iter().map(FastSet::len).collect();
     let self_match = constraints
         .iter()
         .map(|c| c.selector.matches(&pod.labels))
@@ -172,6 +202,7 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
     Ok(Some(SpreadState {
         constraints,
         counts,
+        domains,
         self_match,
         namespace: pod.namespace.clone(),
         node_affinity,
@@ -185,21 +216,29 @@ impl SpreadState {
         &self.constraints
     }
 
-    /// Matching pods in constraint `i`'s domain `value`, if it is eligible.
-    pub fn count(&self, i: usize, value: &str) -> Option<i64> {
-        self.counts.get(i)?.get(value).copied()
+    /// Matching pods in constraint `i`'s domain `value`.
+    pub fn count(&self, i: usize, value: &str) -> i64 {
+        self.counts
+            .get(i)
+            .and_then(|c| c.get(value))
+            .copied()
+            .unwrap_or(0)
     }
 
-    /// The global minimum of constraint `i`: 0 when there are fewer
-    /// eligible domains than `minDomains`.
+    /// The global minimum of constraint `i` over its eligible domains: 0
+    /// when there are fewer of them than `minDomains`.
     pub fn min_match(&self, i: usize) -> i64 {
-        let counts = &self.counts[i];
-        if (counts.len() as i64) < i64::from(self.constraints[i].min_domains) {
+        let domains = self.domains[i];
+        if (domains as i64) < i64::from(self.constraints[i].min_domains) {
             return 0;
         }
+        let counts = &self.counts[i];
+        // Eligible domains missing from the map have 0 pods.
+        let zero = (counts.len() < domains).then_some(0);
         counts
             .values()
             .copied()
+            .chain(zero)
             .min()
             .unwrap_or(i64::from(i32::MAX))
     }
@@ -219,7 +258,11 @@ impl SpreadState {
                 continue;
             }
             let value = node.labels.get_key(&c.topology_key).unwrap_or_default();
-            *self.counts[i].entry(value.to_string()).or_insert(0) += delta;
+            let entry = self.counts[i].entry(value.to_string()).or_insert(0);
+            *entry += delta;
+            if *entry == 0 {
+                self.counts[i].remove(value);
+            }
         }
     }
 }
@@ -231,7 +274,7 @@ pub fn filter(state: &SpreadState, node: &Node) -> Status {
         let Some(value) = node.labels.get_key(&c.topology_key) else {
             return Status::unresolvable(ERR_REASON_NODE_LABEL_NOT_MATCH);
         };
-        let matching = state.counts[i].get(value).copied().unwrap_or(0);
+        let matching = state.count(i, value);
         let skew = matching + i64::from(state.self_match[i]) - state.min_match(i);
         if skew > i64::from(c.max_skew) {
             return Status::unschedulable(ERR_REASON_CONSTRAINTS_NOT_MATCH);
