@@ -136,6 +136,26 @@ world wrong { export other; }";
         )
     }
 
+    /// A fixture claiming contract `version` (e.g. "0.3.0"): the 0.1.0
+    /// contract and fixture renamed, for sift to refuse.
+    pub fn component_of_version(name: &str, version: &str) -> Vec<u8> {
+        let wat = plugin_wat(name, "", "", "", "").replace("@0.1.0#", &format!("@{version}#"));
+        let module = wat::parse_str(&wat).expect("fixture WAT parses");
+        let contract =
+            std::fs::read_to_string(crate::workspace_root().join("wit/0.1.0/predicate.wit"))
+                .unwrap()
+                .replace("sift:predicate@0.1.0", &format!("sift:predicate@{version}"));
+        let fixture = format!(
+            "package sift:fixture; world plugin {{ import sift:predicate/log@{version}; \
+             export sift:predicate/predicate@{version}; }}"
+        );
+        let mut resolve = wit_parser::Resolve::default();
+        resolve.push_str("predicate.wit", &contract).unwrap();
+        let pkg = resolve.push_str("fixture.wit", &fixture).unwrap();
+        let world = resolve.select_world(&[pkg], Some("plugin")).unwrap();
+        crate::encode_component(module, &resolve, world).expect("fixture encodes as a component")
+    }
+
     pub fn componentize(wat: &str, world: &str) -> Vec<u8> {
         let module = wat::parse_str(wat).expect("fixture WAT parses");
         let mut resolve = wit_parser::Resolve::default();

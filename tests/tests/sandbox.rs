@@ -11,7 +11,7 @@ use sift_host::config::{Grants, Limits};
 use sift_host::engine::Engine;
 use sift_host::plugins::registry::Catalog;
 use sift_host::runtime::Runtime;
-use sift_tests::fixtures::{componentize, plugin_wat};
+use sift_tests::fixtures::{component_of_version, componentize, plugin_wat};
 use sift_tests::{pod, snapshot};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -253,4 +253,32 @@ fn wrong_interface_core_module_and_garbage_are_load_errors() {
             "{msg}"
         );
     }
+}
+
+#[test]
+fn a_component_of_an_unknown_contract_version_is_refused_naming_the_supported_ones() {
+    let dir = sift_tests::temp_dir("unknown-contract");
+    let rt = runtime(Limits::default());
+    for version in ["0.3.0", "1.0.0"] {
+        let file = write(
+            &dir,
+            &format!("v{version}.wasm"),
+            &component_of_version("Future", version),
+        );
+        let err = match sift_host::contract::WasmPlugin::load(&rt, &file, &|_| "{}".into()) {
+            Ok(_) => panic!("a {version} component loaded"),
+            Err(e) => format!("{e:#}"),
+        };
+        assert!(err.contains(&format!("contract {version}")), "{err}");
+        assert!(err.contains("0.1.0, 0.2.0"), "{err}");
+    }
+    // The same fixture as 0.1.0 loads: the refusal is about the version.
+    let file = write(
+        &dir,
+        "v0.1.0.wasm",
+        &component_of_version("Current", "0.1.0"),
+    );
+    let plugin = sift_host::contract::WasmPlugin::load(&rt, &file, &|_| "{}".into()).unwrap();
+    assert_eq!(plugin.identity().contract.as_str(), "0.1.0");
+    std::fs::remove_dir_all(&dir).ok();
 }
