@@ -6,7 +6,7 @@
 //! Sections, the same in every version's file: bindings, host imports,
 //! calls, conversions.
 
-use super::wire::shared_conversions;
+use super::wire::{shared_calls, shared_conversions, shared_imports};
 use super::{Describe, Verdicts};
 use crate::cluster::Snapshot;
 use crate::engine::plugin::PrepareOutcome;
@@ -33,34 +33,11 @@ pub(super) const EXPORT: &str = "sift:predicate/predicate@0.1.0";
 
 // --- host imports -------------------------------------------------------------
 
-impl bindings::sift::predicate::log::Host for InstanceState {
-    fn log(&mut self, level: bindings::sift::predicate::log::Level, message: String) {
-        use bindings::sift::predicate::log::Level;
-        let level = match level {
-            Level::Trace => LogLevel::Trace,
-            Level::Debug => LogLevel::Debug,
-            Level::Info => LogLevel::Info,
-            Level::Warn => LogLevel::Warn,
-            Level::Error => LogLevel::Error,
-        };
-        self.plugin_log(level, &message);
-    }
-}
-
-impl bindings::sift::predicate::types::Host for InstanceState {}
-
-/// Adds what this version's components import from the host.
-pub(super) fn link(linker: &mut Linker<InstanceState>) -> wasmtime::Result<()> {
-    Bindings::add_to_linker::<InstanceState, HasSelf<InstanceState>>(linker, |t| t)
-}
-
-pub(super) fn pre(
-    instance_pre: InstancePre<InstanceState>,
-) -> wasmtime::Result<Pre<InstanceState>> {
-    Pre::new(instance_pre)
-}
+shared_imports!();
 
 // --- calls ----------------------------------------------------------------------
+
+shared_calls!();
 
 pub(super) fn describe(
     b: &Bindings,
@@ -71,60 +48,6 @@ pub(super) fn describe(
         name: info.name,
         node_fields: node_fields_from_wire(info.node_fields),
         cluster: false,
-    })
-}
-
-pub(super) fn init(
-    b: &Bindings,
-    store: &mut Store<InstanceState>,
-    args: &str,
-) -> wasmtime::Result<Result<(), String>> {
-    b.sift_predicate_predicate().call_init(store, args)
-}
-
-pub(super) fn sync_nodes(
-    b: &Bindings,
-    store: &mut Store<InstanceState>,
-    snapshot: &Snapshot,
-    slots: &[u32],
-    removals: &[u32],
-    fields: NodeFields,
-) -> wasmtime::Result<()> {
-    let upserts: Vec<wire::NodeEntry> = slots
-        .iter()
-        .map(|&slot| wire::NodeEntry {
-            slot,
-            node: node_to_wire(snapshot.node(slot), fields),
-        })
-        .collect();
-    b.sift_predicate_predicate()
-        .call_sync_nodes(store, &upserts, removals)
-}
-
-pub(super) fn prepare(
-    b: &Bindings,
-    store: &mut Store<InstanceState>,
-    pod: &WirePod,
-) -> wasmtime::Result<PrepareOutcome> {
-    Ok(
-        match b.sift_predicate_predicate().call_prepare(store, pod)? {
-            wire::PrepareResult::Proceed => PrepareOutcome::Proceed,
-            wire::PrepareResult::Skip => PrepareOutcome::Skip,
-            wire::PrepareResult::Reject(s) => PrepareOutcome::Reject(status_from_wire(s)),
-            wire::PrepareResult::Narrow(names) => PrepareOutcome::Narrow(names),
-        },
-    )
-}
-
-pub(super) fn filter(
-    b: &Bindings,
-    store: &mut Store<InstanceState>,
-    slots: &[u32],
-) -> wasmtime::Result<Verdicts> {
-    let got = b.sift_predicate_predicate().call_filter(store, slots)?;
-    Ok(Verdicts {
-        statuses: got.statuses.into_iter().map(status_from_wire).collect(),
-        rejections: got.rejections,
     })
 }
 

@@ -1,7 +1,8 @@
-//! Conversions between the model and the records every contract version
-//! shares by name and shape (status, labels, resources, ports, taints,
-//! tolerations, node selector terms), written once and expanded in each
-//! version's module against that version's generated `wire` types.
+//! What every contract version shares by name and shape, written once and
+//! expanded in each version's module against that version's generated
+//! types: conversions of the common records (status, labels, resources,
+//! ports, taints, tolerations, node selector terms) and the calls whose
+//! signatures did not change.
 
 /// Expands, in a version module with `wire` (its generated types),
 /// `Status`, `Code` and `NodeFields` in scope, the conversions of the
@@ -122,3 +123,103 @@ macro_rules! shared_conversions {
 }
 
 pub(crate) use shared_conversions;
+
+/// Expands, in a version module with `Bindings`, `Pre`, `WirePod`, `wire`
+/// and the conversions in scope, the calls whose shape every version
+/// shares: link, pre, init, sync-nodes, prepare, filter. A version's own
+/// calls (`describe`, 0.2's cluster syncs) stay in its file.
+macro_rules! shared_calls {
+    () => {
+        pub(super) fn init(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            args: &str,
+        ) -> wasmtime::Result<Result<(), String>> {
+            b.sift_predicate_predicate().call_init(store, args)
+        }
+
+        pub(super) fn sync_nodes(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            snapshot: &Snapshot,
+            slots: &[u32],
+            removals: &[u32],
+            fields: NodeFields,
+        ) -> wasmtime::Result<()> {
+            let upserts: Vec<wire::NodeEntry> = slots
+                .iter()
+                .map(|&slot| wire::NodeEntry {
+                    slot,
+                    node: node_to_wire(snapshot.node(slot), fields),
+                })
+                .collect();
+            b.sift_predicate_predicate()
+                .call_sync_nodes(store, &upserts, removals)
+        }
+
+        pub(super) fn prepare(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            pod: &WirePod,
+        ) -> wasmtime::Result<PrepareOutcome> {
+            Ok(
+                match b.sift_predicate_predicate().call_prepare(store, pod)? {
+                    wire::PrepareResult::Proceed => PrepareOutcome::Proceed,
+                    wire::PrepareResult::Skip => PrepareOutcome::Skip,
+                    wire::PrepareResult::Reject(s) => PrepareOutcome::Reject(status_from_wire(s)),
+                    wire::PrepareResult::Narrow(names) => PrepareOutcome::Narrow(names),
+                },
+            )
+        }
+
+        pub(super) fn filter(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            slots: &[u32],
+        ) -> wasmtime::Result<Verdicts> {
+            let got = b.sift_predicate_predicate().call_filter(store, slots)?;
+            Ok(Verdicts {
+                statuses: got.statuses.into_iter().map(status_from_wire).collect(),
+                rejections: got.rejections,
+            })
+        }
+
+        pub(super) fn pre(
+            instance_pre: InstancePre<InstanceState>,
+        ) -> wasmtime::Result<Pre<InstanceState>> {
+            Pre::new(instance_pre)
+        }
+
+        /// Adds what this version's components import from the host.
+        pub(super) fn link(linker: &mut Linker<InstanceState>) -> wasmtime::Result<()> {
+            Bindings::add_to_linker::<InstanceState, HasSelf<InstanceState>>(linker, |t| t)
+        }
+    };
+}
+
+pub(crate) use shared_calls;
+
+/// Expands, in a version module with `bindings` in scope, the host side of
+/// the imports every version has: `log` (into the plugin's log lines) and
+/// the `types` interface.
+macro_rules! shared_imports {
+    () => {
+        impl bindings::sift::predicate::log::Host for InstanceState {
+            fn log(&mut self, level: bindings::sift::predicate::log::Level, message: String) {
+                use bindings::sift::predicate::log::Level;
+                let level = match level {
+                    Level::Trace => LogLevel::Trace,
+                    Level::Debug => LogLevel::Debug,
+                    Level::Info => LogLevel::Info,
+                    Level::Warn => LogLevel::Warn,
+                    Level::Error => LogLevel::Error,
+                };
+                self.plugin_log(level, &message);
+            }
+        }
+
+        impl bindings::sift::predicate::types::Host for InstanceState {}
+    };
+}
+
+pub(crate) use shared_imports;
