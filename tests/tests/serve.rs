@@ -691,6 +691,66 @@ fn config_changes_and_removed_files_apply_live() {
     assert_eq!(ask()["NodeNames"], json!(["n0", "n1"]));
 }
 
+/// The contract version `/status` shows for a plugin.
+fn contract_of(st: &Value, name: &str) -> Option<String> {
+    st["plugins"]
+        .as_array()?
+        .iter()
+        .find(|p| p["name"] == name)
+        .and_then(|p| p["contract"].as_str())
+        .map(str::to_string)
+}
+
+#[test]
+fn components_of_both_contracts_serve_together_and_each_swaps_live() {
+    // Flip is a 0.1 fixture; GpuModel the bundled 0.2 component, later
+    // swapped for the 0.1 C example of the same plugin, and back.
+    let fixture = fixture_setup("serve-versions", &flip('a'), "1s");
+    let (plugins, config) = (fixture.0.clone(), fixture.1.clone());
+    let gpu_02 =
+        std::fs::read(sift_tests::plugins_dir().join("sift_plugin_gpu_model.wasm")).unwrap();
+    let gpu_01 =
+        std::fs::read(sift_tests::workspace_root().join("target/examples/gpu_model_c.wasm"))
+            .expect("the C example is built (scripts/build-examples.sh)");
+    std::fs::write(plugins.join("gpu.wasm"), &gpu_02).unwrap();
+    std::fs::write(
+        &config,
+        "plugins:\n  filter:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: Flip}, {name: GpuModel}]\n",
+    )
+    .unwrap();
+    let s = Server::on_fixture(&fixture, &[]);
+    let ask = || {
+        let body = json!({"Pod": web_pod(), "NodeNames": ["n0", "n1"]}).to_string();
+        let (code, text, _) = s.post("/filter", &body);
+        assert_eq!(code, 200, "{text}");
+        serde_json::from_str::<Value>(&text).unwrap()
+    };
+    let st = wait_for(&s, "both enabled", |st| enabled(st) == ["Flip", "GpuModel"]);
+    assert_eq!(contract_of(&st, "Flip").as_deref(), Some("0.1.0"), "{st}");
+    assert_eq!(
+        contract_of(&st, "GpuModel").as_deref(),
+        Some("0.2.0"),
+        "{st}"
+    );
+    assert_eq!(ask()["NodeNames"], json!(["n0", "n1"]));
+
+    // The 0.1 plugin swapped: its new verdict is served.
+    write_renamed(&plugins.join("flip.wasm"), &flip('b'));
+    wait_for(&s, "Flip b", |_| ask()["FailedNodes"]["n0"] == "version-b");
+
+    // The 0.2 plugin swapped for a 0.1 build of itself, then back.
+    write_renamed(&plugins.join("gpu.wasm"), &gpu_01);
+    wait_for(&s, "GpuModel on 0.1", |st| {
+        contract_of(st, "GpuModel").as_deref() == Some("0.1.0")
+    });
+    assert_eq!(ask()["FailedNodes"]["n0"], "version-b");
+    write_renamed(&plugins.join("gpu.wasm"), &gpu_02);
+    wait_for(&s, "GpuModel on 0.2", |st| {
+        contract_of(st, "GpuModel").as_deref() == Some("0.2.0")
+    });
+    assert_eq!(ask()["FailedNodes"]["n1"], "version-b");
+}
+
 /// How often `needle` occurs in a log file.
 fn count_in(log: &Path, needle: &str) -> usize {
     std::fs::read_to_string(log)

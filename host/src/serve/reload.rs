@@ -45,6 +45,8 @@ pub struct PluginVersion {
     pub name: String,
     /// First 12 hex digits of the component's SHA-256.
     pub version: String,
+    /// The contract version the component implements, e.g. "0.2.0".
+    pub contract: String,
     pub file: String,
     pub enabled: bool,
     pub ignorable: bool,
@@ -393,6 +395,7 @@ impl Reloader {
                     versions.push(PluginVersion {
                         name: r.name.clone(),
                         version: l.plugin.identity().version().to_string(),
+                        contract: l.plugin.identity().contract.to_string(),
                         file: path.display().to_string(),
                         enabled: true,
                         ignorable: r.ignorable,
@@ -423,6 +426,7 @@ impl Reloader {
                 versions.push(PluginVersion {
                     name: name.clone(),
                     version: l.plugin.identity().version().to_string(),
+                    contract: l.plugin.identity().contract.to_string(),
                     file: path.display().to_string(),
                     enabled: false,
                     ignorable: false,
