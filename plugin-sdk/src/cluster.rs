@@ -48,6 +48,21 @@ pub trait ClusterView {
     fn namespace_labels(&self, namespace: &str) -> Option<&Labels>;
     /// Every namespace the host was given, with its labels.
     fn namespaces(&self) -> Vec<(&str, &Labels)>;
+    /// The topology domains of label `key`: its distinct values over the
+    /// nodes, and each slot's index into them. Hosts cache it per
+    /// snapshot, so a prepare step reads a dense column instead of every
+    /// node's labels.
+    fn domains(&self, key: &str) -> std::sync::Arc<Domains> {
+        std::sync::Arc::new(Domains::scan(self, key))
+    }
+
+    /// Every pod group and where its pods are. Hosts cache it per
+    /// snapshot, so a selector is matched once per group and only the
+    /// nodes holding matching pods are visited.
+    fn group_index(&self) -> std::sync::Arc<GroupIndex> {
+        std::sync::Arc::new(GroupIndex::scan(self))
+    }
+
     /// The slots whose pods include some with required anti-affinity
     /// (upstream's `HavePodsWithRequiredAntiAffinityList`): what a pod
     /// without affinity of its own must look at, instead of every pod.
@@ -128,3 +143,146 @@ pub type IdMap<V> = std::collections::HashMap<u64, V, std::hash::BuildHasherDefa
 pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<IdHasher>>;
 /// A set hashed with [`IdHasher`].
 pub type FastSet<K> = std::collections::HashSet<K, std::hash::BuildHasherDefault<IdHasher>>;
+
+/// The topology domains of one label key (see [`ClusterView::domains`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Domains {
+    /// Distinct values, in order of first appearance by slot.
+    pub values: Vec<String>,
+    /// Per slot: index into `values`, or [`Domains::NONE`] when the slot is
+    /// empty or its node lacks the label.
+    pub by_slot: Vec<u32>,
+}
+
+impl Domains {
+    pub const NONE: u32 = u32::MAX;
+
+    /// Computed from the nodes' labels.
+    pub fn scan(cluster: &(impl ClusterView + ?Sized), key: &str) -> Domains {
+        let key = crate::model::LabelKey::new(key);
+        let mut index: FastMap<String, u32> = FastMap::default();
+        let mut d = Domains::default();
+        for slot in 0..cluster.slots() {
+            let id = match cluster.node(slot).and_then(|n| n.labels.get_key(&key)) {
+                Some(v) => match index.get(v) {
+                    Some(&id) => id,
+                    None => {
+                        let id = d.values.len() as u32;
+                        index.insert(v.to_string(), id);
+                        d.values.push(v.to_string());
+                        id
+                    }
+                },
+                None => Domains::NONE,
+            };
+            d.by_slot.push(id);
+        }
+        d
+    }
+
+    /// The domain of `slot`, if its node has the label.
+    pub fn of(&self, slot: u32) -> Option<u32> {
+        self.by_slot
+            .get(slot as usize)
+            .copied()
+            .filter(|&d| d != Domains::NONE)
+    }
+}
+
+/// Every pod group with the slots its pods are on (see
+/// [`ClusterView::group_index`]).
+#[derive(Clone, Debug, Default)]
+pub struct GroupIndex {
+    pub groups: Vec<(Arc<PodGroup>, Placements)>,
+}
+
+/// (slot, pods there) pairs.
+pub type Placements = Vec<(u32, u32)>;
+
+impl GroupIndex {
+    /// Computed from every slot's pods.
+    pub fn scan(cluster: &(impl ClusterView + ?Sized)) -> GroupIndex {
+        let mut at: IdMap<usize> = IdMap::default();
+        let mut index = GroupIndex::default();
+        for slot in 0..cluster.slots() {
+            if cluster.node(slot).is_none() {
+                continue;
+            }
+            for g in cluster.pods_on(slot) {
+                let i = *at.entry(g.group.id).or_insert_with(|| {
+                    index.groups.push((g.group.clone(), Vec::new()));
+                    index.groups.len() - 1
+                });
+                index.groups[i].1.push((slot, g.count));
+            }
+        }
+        index
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Node;
+
+    fn tables() -> ClusterTables {
+        let node = |name: &str, zone: Option<&str>| Node {
+            name: name.into(),
+            labels: zone.map(|z| ("zone", z)).into_iter().collect(),
+            ..Node::default()
+        };
+        let group = |id: u64, app: &str| {
+            Arc::new(PodGroup {
+                id,
+                namespace: "default".into(),
+                labels: [("app", app)].into_iter().collect(),
+                ..PodGroup::default()
+            })
+        };
+        let (web, db) = (group(1, "web"), group(2, "db"));
+        let count = |g: &Arc<PodGroup>, count| GroupCount {
+            group: g.clone(),
+            count,
+        };
+        ClusterTables {
+            nodes: vec![
+                node("a", Some("z1")),
+                node("b", None),
+                node("c", Some("z2")),
+                node("d", Some("z1")),
+            ],
+            pods: vec![
+                vec![count(&web, 2), count(&db, 1)],
+                vec![count(&web, 1)],
+                vec![],
+                vec![count(&web, 3)],
+            ],
+            namespaces: vec![],
+        }
+    }
+
+    #[test]
+    fn domains_are_a_dense_column_of_a_labels_values() {
+        let d = tables().domains("zone");
+        assert_eq!(d.values, ["z1", "z2"]);
+        assert_eq!(d.by_slot, [0, Domains::NONE, 1, 0]);
+        assert_eq!((d.of(1), d.of(3), d.of(9)), (None, Some(0), None));
+    }
+
+    #[test]
+    fn the_group_index_lists_each_groups_placements() {
+        let index = tables().group_index();
+        let by_app: Vec<(&str, &Placements)> = index
+            .groups
+            .iter()
+            .map(|(g, p)| (g.labels.get("app").unwrap(), p))
+            .collect();
+        assert_eq!(
+            by_app,
+            [
+                ("web", &vec![(0, 2), (1, 1), (3, 3)]),
+                ("db", &vec![(0, 1)])
+            ]
+        );
+    }
+}

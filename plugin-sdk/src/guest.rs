@@ -3,7 +3,7 @@
 //! the wire types to the SDK's model. Plugin authors never touch this
 //! module.
 
-use crate::cluster::{ClusterView, GroupCount, PodGroup};
+use crate::cluster::{ClusterView, Domains, GroupCount, GroupIndex, PodGroup};
 use crate::model::{
     HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
     SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
@@ -76,6 +76,9 @@ pub struct State<P: Predicate> {
     namespaces: HashMap<String, Labels>,
     /// Slots holding pods with required anti-affinity.
     anti_slots: std::collections::BTreeSet<u32>,
+    /// Caches of the view, dropped when what they derive from is synced.
+    domains: std::cell::RefCell<HashMap<String, Arc<Domains>>>,
+    group_index: std::cell::RefCell<Option<Arc<GroupIndex>>>,
 }
 
 impl<P: Predicate> Default for State<P> {
@@ -88,6 +91,8 @@ impl<P: Predicate> Default for State<P> {
             placements: Vec::new(),
             namespaces: HashMap::new(),
             anti_slots: Default::default(),
+            domains: Default::default(),
+            group_index: Default::default(),
         }
     }
 }
@@ -114,6 +119,22 @@ impl<P: Predicate> ClusterView for State<P> {
     fn anti_affinity_slots(&self) -> Vec<u32> {
         self.anti_slots.iter().copied().collect()
     }
+    fn domains(&self, key: &str) -> Arc<Domains> {
+        if let Some(d) = self.domains.borrow().get(key) {
+            return d.clone();
+        }
+        let d = Arc::new(Domains::scan(self, key));
+        self.domains.borrow_mut().insert(key.to_string(), d.clone());
+        d
+    }
+    fn group_index(&self) -> Arc<GroupIndex> {
+        if let Some(i) = self.group_index.borrow().as_ref() {
+            return i.clone();
+        }
+        let i = Arc::new(GroupIndex::scan(self));
+        *self.group_index.borrow_mut() = Some(i.clone());
+        i
+    }
 }
 
 impl<P: Predicate> State<P> {
@@ -123,6 +144,8 @@ impl<P: Predicate> State<P> {
     }
 
     pub fn sync_nodes(&mut self, upserts: Vec<wit::NodeEntry>, removals: Vec<u32>) {
+        self.domains.get_mut().clear();
+        *self.group_index.get_mut() = None;
         for slot in removals {
             if let Some(n) = self.nodes.get_mut(slot as usize) {
                 *n = None;
@@ -142,6 +165,7 @@ impl<P: Predicate> State<P> {
     }
 
     pub fn sync_pod_groups(&mut self, upserts: Vec<wit::PodGroup>, removals: Vec<u64>) {
+        *self.group_index.get_mut() = None;
         for id in removals {
             self.groups.remove(&id);
         }
@@ -158,6 +182,7 @@ impl<P: Predicate> State<P> {
     }
 
     pub fn sync_placements(&mut self, upserts: Vec<wit::Placement>) {
+        *self.group_index.get_mut() = None;
         for p in upserts {
             let slot = p.slot as usize;
             if slot >= self.placements.len() {

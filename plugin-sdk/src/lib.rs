@@ -53,7 +53,9 @@ pub mod native;
 #[doc(hidden)]
 pub mod guest;
 
-pub use cluster::{ClusterTables, ClusterView, FastMap, FastSet, GroupCount, IdMap, PodGroup};
+pub use cluster::{
+    ClusterTables, ClusterView, Domains, FastMap, FastSet, GroupCount, GroupIndex, IdMap, PodGroup,
+};
 pub use model::{
     HostPort, LabelKey, LabelSelector, Labels, Node, NodeCondition, NodeFields, OwnerReference,
     Pod, PodAffinityTerm, SelectorRequirement, SelectorTerm, Taint, Toleration,

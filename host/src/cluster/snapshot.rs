@@ -43,6 +43,10 @@ pub struct Snapshot {
     /// Slots with pods with required anti-affinity, computed when first
     /// asked (InterPodAffinity asks for every pod).
     anti_affinity_slots: std::sync::OnceLock<Vec<u32>>,
+    /// Topology domains by label key and the group index, computed when
+    /// first asked (see [`sift_sdk::ClusterView`]).
+    domains: std::sync::Mutex<HashMap<String, Arc<sift_sdk::Domains>>>,
+    group_index: std::sync::OnceLock<Arc<sift_sdk::GroupIndex>>,
     /// Node names by slot, shared into cycle outcomes without copying.
     names: Vec<Arc<str>>,
     /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
@@ -106,6 +110,8 @@ impl Snapshot {
             namespaces,
             group_count,
             anti_affinity_slots: std::sync::OnceLock::new(),
+            domains: Default::default(),
+            group_index: std::sync::OnceLock::new(),
             by_name,
             changes,
         }
@@ -213,6 +219,20 @@ impl sift_sdk::ClusterView for Snapshot {
             .iter()
             .map(|(n, l)| (n.as_str(), l))
             .collect()
+    }
+    fn domains(&self, key: &str) -> Arc<sift_sdk::Domains> {
+        let Ok(mut cache) = self.domains.lock() else {
+            return Arc::new(sift_sdk::Domains::scan(self, key));
+        };
+        cache
+            .entry(key.to_string())
+            .or_insert_with(|| Arc::new(sift_sdk::Domains::scan(self, key)))
+            .clone()
+    }
+    fn group_index(&self) -> Arc<sift_sdk::GroupIndex> {
+        self.group_index
+            .get_or_init(|| Arc::new(sift_sdk::GroupIndex::scan(self)))
+            .clone()
     }
     fn anti_affinity_slots(&self) -> Vec<u32> {
         self.anti_affinity_slots

@@ -17,7 +17,7 @@
 
 use sift_sdk::model::LabelKey;
 use sift_sdk::{
-    Args, ClusterView, IdMap, Labels, Node, NodeFields, Pod, PodAffinityTerm, PodSelector,
+    Args, ClusterView, Domains, IdMap, Labels, Node, NodeFields, Pod, PodAffinityTerm, PodSelector,
     Predicate, Prepare, Status, export_predicate,
 };
 use std::collections::HashMap;
@@ -110,6 +110,18 @@ fn bump(counts: &mut Counts, key: &LabelKey, node: &Node, by: i64) {
     }
 }
 
+/// As [`bump`], with the node's value from a domain column.
+fn bump_domain(counts: &mut Counts, key: &LabelKey, domains: &Domains, slot: u32, by: i64) {
+    if let Some(d) = domains.of(slot) {
+        let k = (key.as_str().to_string(), domains.values[d as usize].clone());
+        let entry = counts.entry(k.clone()).or_insert(0);
+        *entry += by;
+        if *entry == 0 {
+            counts.remove(&k);
+        }
+    }
+}
+
 /// What PreFilter computed for one pod: upstream's `preFilterState`.
 #[derive(Clone, Debug)]
 pub struct AffinityState {
@@ -185,33 +197,39 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<Affinit
     let mut affinity = Counts::new();
     let mut anti = Counts::new();
     if !affinity_terms.is_empty() || !anti_terms.is_empty() {
-        let mut matched: IdMap<(bool, Vec<bool>)> = IdMap::default();
-        for slot in 0..cluster.slots() {
-            let Some(node) = cluster.node(slot) else {
+        // From the group index: a group's terms are matched once, and only
+        // the nodes holding matching pods are visited.
+        let affinity_domains: Vec<_> = affinity_terms
+            .iter()
+            .map(|t| cluster.domains(t.topology_key.as_str()))
+            .collect();
+        let anti_domains: Vec<_> = anti_terms
+            .iter()
+            .map(|t| cluster.domains(t.topology_key.as_str()))
+            .collect();
+        let index = cluster.group_index();
+        for (group, placements) in &index.groups {
+            let all = !affinity_terms.is_empty()
+                && affinity_terms
+                    .iter()
+                    .all(|t| t.matches(&group.namespace, &group.labels, &none));
+            let each: Vec<bool> = anti_terms
+                .iter()
+                .map(|t| t.matches(&group.namespace, &group.labels, &none))
+                .collect();
+            if !all && !each.contains(&true) {
                 continue;
-            };
-            for g in cluster.pods_on(slot) {
-                let group = &g.group;
-                let (all, each) = matched.entry(group.id).or_insert_with(|| {
-                    let all = !affinity_terms.is_empty()
-                        && affinity_terms
-                            .iter()
-                            .all(|t| t.matches(&group.namespace, &group.labels, &none));
-                    let each = anti_terms
-                        .iter()
-                        .map(|t| t.matches(&group.namespace, &group.labels, &none))
-                        .collect();
-                    (all, each)
-                });
-                let n = i64::from(g.count);
-                if *all {
-                    for t in &affinity_terms {
-                        bump(&mut affinity, &t.topology_key, node, n);
+            }
+            for &(slot, count) in placements {
+                let n = i64::from(count);
+                if all {
+                    for (t, d) in affinity_terms.iter().zip(&affinity_domains) {
+                        bump_domain(&mut affinity, &t.topology_key, d, slot, n);
                     }
                 }
-                for (t, hit) in anti_terms.iter().zip(each.iter()) {
+                for ((t, d), hit) in anti_terms.iter().zip(&anti_domains).zip(&each) {
                     if *hit {
-                        bump(&mut anti, &t.topology_key, node, n);
+                        bump_domain(&mut anti, &t.topology_key, d, slot, n);
                     }
                 }
             }

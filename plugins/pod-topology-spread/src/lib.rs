@@ -26,7 +26,7 @@
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
 use sift_sdk::{
-    Args, ClusterView, FastMap, FastSet, IdMap, LabelKey, Labels, Node, NodeFields, Pod,
+    Args, ClusterView, Domains, FastMap, FastSet, IdMap, LabelKey, Labels, Node, NodeFields, Pod,
     PodSelector, Predicate, Prepare, Status, export_predicate,
 };
 
@@ -134,6 +134,20 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
         return Ok(None);
     }
     let node_affinity = RequiredNodeAffinity::of(pod);
+    let no_node_constraints = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
+    if constraints
+        .iter()
+        .all(|c| !c.honor_node_taints && (!c.honor_node_affinity || no_node_constraints))
+    {
+        // Every node with the keys is eligible: the host's cached domain
+        // columns and group index give the counts without visiting nodes.
+        return Ok(Some(count_by_index(
+            pod,
+            cluster,
+            constraints,
+            node_affinity,
+        )));
+    }
     let n = constraints.len();
     // Borrowed from the nodes' labels while counting.
     let mut counting: Vec<FastMap<&str, i64>> = vec![FastMap::default(); n];
@@ -208,6 +222,84 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
         node_affinity,
         tolerations: pod.tolerations.clone(),
     }))
+}
+
+/// PreFilter's counting when no inclusion policy looks at a node beyond
+/// its topology labels: from the topology domain columns and the group
+/// index (matching groups' placements only), not from every node.
+fn count_by_index(
+    pod: &Pod,
+    cluster: &dyn ClusterView,
+    constraints: Vec<Constraint>,
+    node_affinity: RequiredNodeAffinity,
+) -> SpreadState {
+    let doms: Vec<std::sync::Arc<Domains>> = constraints
+        .iter()
+        .map(|c| cluster.domains(c.topology_key.as_str()))
+        .collect();
+    let eligible = |slot: u32| doms.iter().all(|d| d.of(slot).is_some());
+    // Eligible domains: with one constraint, every value of its key; else
+    // the values seen on nodes that have every key.
+    let domains: Vec<usize> = if doms.len() == 1 {
+        vec![doms[0].values.len()]
+    } else {
+        let mut seen: Vec<Vec<bool>> = doms.iter().map(|d| vec![false; d.values.len()]).collect();
+        for slot in 0..cluster.slots() {
+            if eligible(slot) {
+                for (i, d) in doms.iter().enumerate() {
+                    seen[i][d.by_slot[slot as usize] as usize] = true;
+                }
+            }
+        }
+        seen.iter()
+            .map(|s| s.iter().filter(|b| **b).count())
+            .collect()
+    };
+    let mut counts: Vec<Vec<i64>> = doms.iter().map(|d| vec![0; d.values.len()]).collect();
+    let index = cluster.group_index();
+    for (group, placements) in &index.groups {
+        if group.terminating || group.namespace != pod.namespace {
+            continue;
+        }
+        let hits: Vec<usize> = (0..constraints.len())
+            .filter(|&i| constraints[i].selector.matches(&group.labels))
+            .collect();
+        if hits.is_empty() {
+            continue;
+        }
+        for &(slot, count) in placements {
+            if !eligible(slot) {
+                continue;
+            }
+            for &i in &hits {
+                counts[i][doms[i].by_slot[slot as usize] as usize] += i64::from(count);
+            }
+        }
+    }
+    let counts = counts
+        .iter()
+        .zip(&doms)
+        .map(|(c, d)| {
+            c.iter()
+                .enumerate()
+                .filter(|(_, n)| **n != 0)
+                .map(|(v, n)| (d.values[v].clone(), *n))
+                .collect()
+        })
+        .collect();
+    let self_match = constraints
+        .iter()
+        .map(|c| c.selector.matches(&pod.labels))
+        .collect();
+    SpreadState {
+        constraints,
+        counts,
+        domains,
+        self_match,
+        namespace: pod.namespace.clone(),
+        node_affinity,
+        tolerations: pod.tolerations.clone(),
+    }
 }
 
 impl SpreadState {
