@@ -1274,3 +1274,60 @@ fn plugin_error_text_cannot_forge_log_lines() {
         assert!(line.contains("boom\\n"), "a forged line: {line}");
     }
 }
+
+/// Namespaces' labels reach InterPodAffinity's namespaceSelector from
+/// --cluster files and from /cluster events (a review found serve kept
+/// neither).
+#[test]
+fn namespaces_from_files_and_events_decide_namespace_selectors() {
+    let dir = sift_tests::temp_dir("serve-namespaces");
+    let node = |name: &str| {
+        json!({"apiVersion": "v1", "kind": "Node",
+               "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+    };
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace",
+                           "metadata": {"name": "shop", "labels": {"team": "a"}}});
+    let db = json!({"apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": "db-0", "namespace": "shop", "labels": {"app": "db"}},
+                    "spec": {"nodeName": "n0", "containers": [{"name": "c", "image": "db"}]},
+                    "status": {"phase": "Running"}});
+    let cluster = dir.join("cluster.json");
+    let list = |items: Vec<Value>| json!({"apiVersion": "v1", "kind": "List", "items": items});
+    std::fs::write(
+        &cluster,
+        list(vec![node("n0"), node("n1"), namespace.clone(), db]).to_string(),
+    )
+    .unwrap();
+    let s = Server::start(&[
+        "--plugins",
+        plugins_dir().to_str().unwrap(),
+        "--cluster",
+        cluster.to_str().unwrap(),
+    ]);
+    // Next to a db pod of any namespace labelled team=a.
+    let pod = json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "web", "namespace": "default", "labels": {"app": "web"}},
+        "spec": {"containers": [{"name": "c", "image": "web"}],
+                 "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{
+                     "labelSelector": {"matchLabels": {"app": "db"}},
+                     "namespaceSelector": {"matchLabels": {"team": "a"}},
+                     "topologyKey": "kubernetes.io/hostname"}]}}}});
+    let feasible = || {
+        let body = json!({"Pod": pod, "NodeNames": ["n0", "n1"]}).to_string();
+        let (code, text, _) = s.post("/filter", &body);
+        assert_eq!(code, 200, "{text}");
+        let r: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(r["Error"], "", "{r}");
+        r["NodeNames"].clone()
+    };
+    assert_eq!(feasible(), json!(["n0"]));
+    let event = |kind: &str| json!({"type": kind, "object": namespace}).to_string();
+    let (code, text, _) = s.post("/cluster", &event("DELETED"));
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(feasible(), json!([]), "no namespace selects shop any more");
+    let (code, text, _) = s.post("/cluster", &event("ADDED"));
+    assert_eq!(code, 200, "{text}");
+    assert_eq!(feasible(), json!(["n0"]));
+    std::fs::remove_dir_all(&dir).ok();
+}

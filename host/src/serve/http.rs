@@ -120,6 +120,7 @@ struct ClusterFeed {
     files: Vec<PathBuf>,
     file_nodes: BTreeSet<String>,
     file_pods: BTreeSet<String>,
+    file_namespaces: BTreeSet<String>,
     file_error: Option<String>,
     /// SHA-256 of each file's contents last applied: a file event that
     /// leaves them unchanged (touch, chmod, a rewrite with the same bytes)
@@ -162,6 +163,14 @@ impl ClusterFeed {
             kube::pod_resources(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
             pods.insert(kube::pod_key(pod));
         }
+        let mut namespaces = BTreeSet::new();
+        for (ns, origin) in &objects.namespaces {
+            let name = ns.metadata.name.clone().unwrap_or_default();
+            if name.is_empty() {
+                return Err(anyhow!("{origin}: namespace has no metadata.name"));
+            }
+            namespaces.insert(name);
+        }
         for gone in self.file_nodes.difference(&nodes) {
             self.state.remove_node(gone);
         }
@@ -174,8 +183,15 @@ impl ClusterFeed {
         for gone in self.file_pods.difference(&pods) {
             self.state.remove_pod_key(gone);
         }
+        for (ns, _) in &objects.namespaces {
+            self.state.upsert_namespace(ns);
+        }
+        for gone in self.file_namespaces.difference(&namespaces) {
+            self.state.remove_namespace(gone);
+        }
         self.file_nodes = nodes;
         self.file_pods = pods;
+        self.file_namespaces = namespaces;
         self.applied = Some(digests);
         self.reloads += 1;
         Ok(true)
@@ -219,6 +235,7 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         files: cluster_files.clone(),
         file_nodes: BTreeSet::new(),
         file_pods: BTreeSet::new(),
+        file_namespaces: BTreeSet::new(),
         file_error: None,
         applied: None,
         reloads: 0,

@@ -86,6 +86,9 @@ pub enum ClusterEvent {
     /// A pod whose resources parse.
     UpsertPod(Box<k8s::Pod>),
     DeletePod(Box<k8s::Pod>),
+    /// Namespaces' labels are what pod affinity's namespaceSelector reads.
+    UpsertNamespace(Box<k8s::Namespace>),
+    DeleteNamespace(String),
     Bookmark,
 }
 
@@ -102,6 +105,8 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
                 false
             }),
             ClusterEvent::DeletePod(p) => state.remove_pod(&p),
+            ClusterEvent::UpsertNamespace(ns) => state.upsert_namespace(&ns),
+            ClusterEvent::DeleteNamespace(name) => state.remove_namespace(&name),
         };
         changed += usize::from(did);
     }
@@ -180,8 +185,22 @@ pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
                     ClusterEvent::UpsertPod(pod)
                 }
             }
+            "Namespace" => {
+                let ns: k8s::Namespace = from_value(e.object, &object_at)?;
+                let name = ns.metadata.name.clone().unwrap_or_default();
+                if name.is_empty() {
+                    return Err(format!("{object_at}.metadata.name: missing"));
+                }
+                if deleted {
+                    ClusterEvent::DeleteNamespace(name)
+                } else {
+                    ClusterEvent::UpsertNamespace(Box::new(ns))
+                }
+            }
             other => {
-                return Err(format!("{object_at}.kind: {other:?} is not Node or Pod"));
+                return Err(format!(
+                    "{object_at}.kind: {other:?} is not Node, Pod or Namespace"
+                ));
             }
         };
         parsed.push(event);
