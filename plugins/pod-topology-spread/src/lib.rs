@@ -135,19 +135,43 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
     }
     let node_affinity = RequiredNodeAffinity::of(pod);
     let no_node_constraints = pod.node_selector.is_empty() && pod.required_node_affinity.is_none();
-    if constraints
+    let (counts, domains) = if constraints
         .iter()
         .all(|c| !c.honor_node_taints && (!c.honor_node_affinity || no_node_constraints))
     {
         // Every node with the keys is eligible: the host's cached domain
         // columns and group index give the counts without visiting nodes.
-        return Ok(Some(count_by_index(
-            pod,
-            cluster,
-            constraints,
-            node_affinity,
-        )));
-    }
+        count_by_index(pod, cluster, &constraints)
+    } else {
+        count_by_scan(pod, cluster, &constraints, &node_affinity)
+    };
+    let self_match = constraints
+        .iter()
+        .map(|c| c.selector.matches(&pod.labels))
+        .collect();
+    Ok(Some(SpreadState {
+        constraints,
+        counts,
+        domains,
+        self_match,
+        namespace: pod.namespace.clone(),
+        node_affinity,
+        tolerations: pod.tolerations.clone(),
+    }))
+}
+
+/// Per constraint: matching pods by domain (non-zero only), and how many
+/// eligible domains there are.
+type Counted = (Vec<FastMap<String, i64>>, Vec<usize>);
+
+/// PreFilter's counting in general: every node, its inclusion policies,
+/// its pods by group.
+fn count_by_scan(
+    pod: &Pod,
+    cluster: &dyn ClusterView,
+    constraints: &[Constraint],
+    node_affinity: &RequiredNodeAffinity,
+) -> Counted {
     let n = constraints.len();
     // Borrowed from the nodes' labels while counting.
     let mut counting: Vec<FastMap<&str, i64>> = vec![FastMap::default(); n];
@@ -172,11 +196,11 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
         let Some(node) = cluster.node(slot) else {
             continue;
         };
-        if !has_all_keys(&node.labels, &constraints) {
+        if !has_all_keys(&node.labels, constraints) {
             continue;
         }
         for (i, c) in constraints.iter().enumerate() {
-            if !included(c, node, &node_affinity, &pod.tolerations) {
+            if !included(c, node, node_affinity, &pod.tolerations) {
                 continue;
             }
             let value = node.labels.get_key(&c.topology_key).unwrap_or_default();
@@ -209,30 +233,13 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
         .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
         .collect();
     let domains = domains.iter().map(FastSet::len).collect();
-    let self_match = constraints
-        .iter()
-        .map(|c| c.selector.matches(&pod.labels))
-        .collect();
-    Ok(Some(SpreadState {
-        constraints,
-        counts,
-        domains,
-        self_match,
-        namespace: pod.namespace.clone(),
-        node_affinity,
-        tolerations: pod.tolerations.clone(),
-    }))
+    (counts, domains)
 }
 
 /// PreFilter's counting when no inclusion policy looks at a node beyond
 /// its topology labels: from the topology domain columns and the group
 /// index (matching groups' placements only), not from every node.
-fn count_by_index(
-    pod: &Pod,
-    cluster: &dyn ClusterView,
-    constraints: Vec<Constraint>,
-    node_affinity: RequiredNodeAffinity,
-) -> SpreadState {
+fn count_by_index(pod: &Pod, cluster: &dyn ClusterView, constraints: &[Constraint]) -> Counted {
     let doms: Vec<std::sync::Arc<Domains>> = constraints
         .iter()
         .map(|c| cluster.domains(c.topology_key.as_str()))
@@ -287,19 +294,7 @@ fn count_by_index(
                 .collect()
         })
         .collect();
-    let self_match = constraints
-        .iter()
-        .map(|c| c.selector.matches(&pod.labels))
-        .collect();
-    SpreadState {
-        constraints,
-        counts,
-        domains,
-        self_match,
-        namespace: pod.namespace.clone(),
-        node_affinity,
-        tolerations: pod.tolerations.clone(),
-    }
+    (counts, domains)
 }
 
 impl SpreadState {
