@@ -7,7 +7,8 @@
 //! counts are summed, instead of matching every pod. A cluster of 50,000
 //! pods from a few hundred controllers is a few hundred groups.
 
-use crate::model::{Labels, PodAffinityTerm};
+use crate::model::{HostPort, Labels, PodAffinityTerm};
+use crate::resources::Resources;
 use std::sync::Arc;
 
 /// Pods alike in everything the cluster view shows.
@@ -24,6 +25,18 @@ pub struct PodGroup {
     /// `metadata.deletionTimestamp` is set. PodTopologySpread does not
     /// count terminating pods; InterPodAffinity does.
     pub terminating: bool,
+}
+
+/// A pending pod nominated to a node (`status.nominatedNodeName`, set by
+/// preemption): kube-scheduler checks a node first with the pods nominated
+/// to it that have at least the incoming pod's priority, then without.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NominatedPod {
+    pub requests: Resources,
+    pub host_ports: Vec<HostPort>,
+    /// Its namespace, labels and anti-affinity; `id` is 0 (it is in no
+    /// group of the cluster view).
+    pub group: PodGroup,
 }
 
 /// How many pods of a group are on one node.

@@ -3,7 +3,7 @@
 //! the wire types to the SDK's model. Plugin authors never touch this
 //! module.
 
-use crate::cluster::{ClusterView, Domains, GroupCount, GroupIndex, PodGroup};
+use crate::cluster::{ClusterView, Domains, GroupCount, GroupIndex, NominatedPod, PodGroup};
 use crate::model::{
     HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
     SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
@@ -170,14 +170,7 @@ impl<P: Predicate> State<P> {
             self.groups.remove(&id);
         }
         for g in upserts {
-            let group = PodGroup {
-                id: g.id,
-                namespace: g.namespace,
-                labels: labels(g.labels),
-                anti_affinity: g.anti_affinity.into_iter().map(affinity_term).collect(),
-                terminating: g.terminating,
-            };
-            self.groups.insert(g.id, Arc::new(group));
+            self.groups.insert(g.id, Arc::new(pod_group(g)));
         }
     }
 
@@ -278,6 +271,46 @@ impl<P: Predicate> State<P> {
             statuses: statuses.into_iter().map(status_to_wire).collect(),
             rejections,
         }
+    }
+}
+
+impl<P: Predicate> State<P> {
+    /// The first pass of a node with pods nominated to it: the node with
+    /// them added, and the state told of them ([`Predicate::add_pods`]).
+    pub fn filter_nominated(&self, slot: u32, added: Vec<wit::NominatedPod>) -> wit::Status {
+        let (Some(plugin), Some((pod, state))) = (&self.plugin, &self.pod) else {
+            return status_to_wire(Status::error("filter called without a prepared pod"));
+        };
+        let Some(Some(node)) = self.nodes.get(slot as usize) else {
+            return status_to_wire(Status::error(format!("node slot {slot} was never synced")));
+        };
+        let added: Vec<NominatedPod> = added
+            .into_iter()
+            .map(|n| NominatedPod {
+                requests: resources(n.requests),
+                host_ports: n.host_ports.into_iter().map(host_port).collect(),
+                group: pod_group(n.group),
+            })
+            .collect();
+        let mut node = node.clone();
+        for a in &added {
+            node.add_pod(&a.requests, &a.host_ports);
+        }
+        let status = match plugin.add_pods(pod, state, &node, &added) {
+            Some(updated) => plugin.filter(pod, &updated, &node),
+            None => plugin.filter(pod, state, &node),
+        };
+        status_to_wire(status)
+    }
+}
+
+fn pod_group(g: wit::PodGroup) -> PodGroup {
+    PodGroup {
+        id: g.id,
+        namespace: g.namespace,
+        labels: labels(g.labels),
+        anti_affinity: g.anti_affinity.into_iter().map(affinity_term).collect(),
+        terminating: g.terminating,
     }
 }
 

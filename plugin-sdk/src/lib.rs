@@ -54,7 +54,8 @@ pub mod native;
 pub mod guest;
 
 pub use cluster::{
-    ClusterTables, ClusterView, Domains, FastMap, FastSet, GroupCount, GroupIndex, IdMap, PodGroup,
+    ClusterTables, ClusterView, Domains, FastMap, FastSet, GroupCount, GroupIndex, IdMap,
+    NominatedPod, PodGroup,
 };
 pub use model::{
     HostPort, LabelKey, LabelSelector, Labels, Node, NodeCondition, NodeFields, OwnerReference,
@@ -101,6 +102,21 @@ pub trait Predicate: Sized + Send + Sync + 'static {
 
     /// Whether the pod fits on this node.
     fn filter(&self, pod: &Pod, state: &Self::PodState, node: &Node) -> Status;
+
+    /// kube-scheduler's `AddPod` (PreFilterExtensions): the state for a
+    /// filter pass in which `added`, pods nominated to `node`, run there.
+    /// `node` already counts their requests, ports and pods; the state is
+    /// what must learn of them if it counts pods (PodTopologySpread,
+    /// InterPodAffinity). `None`, the default, keeps the state as is.
+    fn add_pods(
+        &self,
+        _pod: &Pod,
+        _state: &Self::PodState,
+        _node: &Node,
+        _added: &[NominatedPod],
+    ) -> Option<Self::PodState> {
+        None
+    }
 }
 
 /// A plugin's arguments: the JSON object from sift's configuration.
@@ -194,6 +210,12 @@ macro_rules! export_predicate {
                 }
                 fn filter(slots: ::std::vec::Vec<u32>) -> $crate::guest::wit::Verdicts {
                     SIFT_STATE.with(|s| s.borrow().filter(&slots))
+                }
+                fn filter_nominated(
+                    slot: u32,
+                    added: ::std::vec::Vec<$crate::guest::wit::NominatedPod>,
+                ) -> $crate::guest::wit::Status {
+                    SIFT_STATE.with(|s| s.borrow().filter_nominated(slot, added))
                 }
             }
             $crate::guest::bindings::__export_guest!(SiftGlue with_types_in $crate::guest::bindings);

@@ -344,6 +344,17 @@ pub struct Node {
     pub used_ports: Vec<HostPort>,
 }
 
+impl Node {
+    /// The node with one more pod on it (kube-scheduler's
+    /// `NodeInfo.AddPod`, as far as filters read it): its requests, a pod,
+    /// its host ports.
+    pub fn add_pod(&mut self, requests: &crate::Resources, host_ports: &[HostPort]) {
+        self.requested.add(requests);
+        self.pod_count += 1;
+        self.used_ports.extend_from_slice(host_ports);
+    }
+}
+
 /// The node fields a plugin reads; the host sends only these to a Wasm
 /// plugin (the name always), which keeps syncing cheap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

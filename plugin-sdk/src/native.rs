@@ -3,7 +3,7 @@
 //! The host uses this as the performance baseline for its Wasm plugins, and
 //! plugin authors use it to unit-test predicates with plain `cargo test`.
 
-use crate::{Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status};
+use crate::{Args, ClusterView, Node, NodeFields, NominatedPod, Pod, Predicate, Prepare, Status};
 use std::any::Any;
 
 /// A predicate's per-pod state, type-erased.
@@ -13,6 +13,15 @@ pub type PodState = Box<dyn Any + Send + Sync>;
 pub trait DynPredicate: Send + Sync {
     fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<PodState>;
     fn filter(&self, pod: &Pod, state: &PodState, node: &Node) -> Status;
+    /// `filter` of `node`, which already holds `added`, with the state
+    /// updated by [`Predicate::add_pods`].
+    fn filter_nominated(
+        &self,
+        pod: &Pod,
+        state: &PodState,
+        node: &Node,
+        added: &[NominatedPod],
+    ) -> Status;
 }
 
 struct Erased<P: Predicate>(P);
@@ -31,6 +40,22 @@ impl<P: Predicate> DynPredicate for Erased<P> {
         match state.downcast_ref::<P::PodState>() {
             Some(s) => self.0.filter(pod, s, node),
             None => Status::error("pod state of another plugin"),
+        }
+    }
+
+    fn filter_nominated(
+        &self,
+        pod: &Pod,
+        state: &PodState,
+        node: &Node,
+        added: &[NominatedPod],
+    ) -> Status {
+        let Some(s) = state.downcast_ref::<P::PodState>() else {
+            return Status::error("pod state of another plugin");
+        };
+        match self.0.add_pods(pod, s, node, added) {
+            Some(updated) => self.0.filter(pod, &updated, node),
+            None => self.0.filter(pod, s, node),
         }
     }
 }

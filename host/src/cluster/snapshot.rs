@@ -2,6 +2,7 @@
 //! bound pods use (kube-scheduler's NodeInfo list), in kube-scheduler's
 //! node order; the pods on each node by group; namespaces' labels.
 
+use super::nominated::{self, NominatedBySlot, Nominations};
 use anyhow::{Result, bail};
 use sift_sdk::{GroupCount, Labels, Node};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -26,6 +27,8 @@ pub struct ClusterView {
     /// Distinct pod groups in the cluster (an upper bound of those in
     /// `pods`): how many a plugin instance needs to hold.
     pub group_count: usize,
+    /// Pending pods nominated to nodes (by pod key).
+    pub nominations: Arc<Nominations>,
 }
 
 /// An immutable view of the cluster. Each snapshot has a unique generation:
@@ -40,6 +43,9 @@ pub struct Snapshot {
     pods: Vec<Arc<[GroupCount]>>,
     namespaces: Arc<Namespaces>,
     group_count: usize,
+    nominations: Arc<Nominations>,
+    /// The nominations by the slot of their node.
+    nominated: NominatedBySlot,
     /// Slots with pods with required anti-affinity, computed when first
     /// asked (InterPodAffinity asks for every pod).
     anti_affinity_slots: std::sync::OnceLock<Vec<u32>>,
@@ -73,6 +79,7 @@ impl Snapshot {
             pods,
             namespaces: Arc::default(),
             group_count: 0,
+            nominations: Arc::default(),
         };
         Ok(Snapshot::build(view, by_name, Vec::new()))
     }
@@ -98,8 +105,10 @@ impl Snapshot {
             pods,
             namespaces,
             group_count,
+            nominations,
         } = view;
         debug_assert_eq!(nodes.len(), pods.len());
+        let nominated = nominated::by_slot(&nominations, |n| by_name.get(n).copied());
         let zones: Vec<String> = nodes.iter().map(|n| zone_key(n)).collect();
         Snapshot {
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
@@ -109,6 +118,8 @@ impl Snapshot {
             pods,
             namespaces,
             group_count,
+            nominations,
+            nominated,
             anti_affinity_slots: std::sync::OnceLock::new(),
             domains: Default::default(),
             group_index: std::sync::OnceLock::new(),
@@ -186,6 +197,16 @@ impl Snapshot {
         &self.namespaces
     }
 
+    /// Pending pods nominated to nodes, by pod key.
+    pub fn nominations(&self) -> &Arc<Nominations> {
+        &self.nominations
+    }
+
+    /// The pods nominated to each node that has some, by slot.
+    pub fn nominated(&self) -> &NominatedBySlot {
+        &self.nominated
+    }
+
     pub fn name(&self, slot: u32) -> &Arc<str> {
         &self.names[slot as usize]
     }
@@ -257,6 +278,7 @@ impl Clone for Snapshot {
             pods: self.pods.clone(),
             namespaces: self.namespaces.clone(),
             group_count: self.group_count,
+            nominations: self.nominations.clone(),
         };
         Snapshot::build(view, self.by_name.clone(), Vec::new())
     }
@@ -336,6 +358,7 @@ mod tests {
             nodes,
             namespaces: Arc::default(),
             group_count: 0,
+            nominations: Arc::default(),
         }
     }
 

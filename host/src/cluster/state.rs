@@ -9,6 +9,7 @@
 //! [`ClusterState`]).
 
 use super::Snapshot;
+use super::nominated::{Nominated, Nominations};
 use super::snapshot::{ClusterView, Namespaces};
 use crate::input::{Objects, kube};
 use anyhow::{Result, bail};
@@ -179,10 +180,16 @@ impl NodeTable {
         self.dirty.insert(slot);
     }
 
-    fn snapshot(&mut self, namespaces: &Arc<Namespaces>, group_count: usize) -> Arc<Snapshot> {
+    fn snapshot(
+        &mut self,
+        namespaces: &Arc<Namespaces>,
+        nominations: &Arc<Nominations>,
+        group_count: usize,
+    ) -> Arc<Snapshot> {
         if let Some(current) = &self.current
             && self.dirty.is_empty()
             && Arc::ptr_eq(current.namespaces(), namespaces)
+            && Arc::ptr_eq(current.nominations(), nominations)
         {
             return current.clone();
         }
@@ -191,6 +198,7 @@ impl NodeTable {
             pods: self.pods.clone(),
             namespaces: namespaces.clone(),
             group_count,
+            nominations: nominations.clone(),
         };
         let next = match &self.current {
             Some(prev) => prev.successor(view, &self.dirty),
@@ -218,6 +226,8 @@ pub struct ClusterState {
     pods: Pods,
     /// Namespace labels by name, for pod affinity's namespaceSelector.
     namespaces: Arc<Namespaces>,
+    /// Pending pods nominated to nodes, by pod key.
+    nominations: Arc<Nominations>,
 }
 
 impl ClusterState {
@@ -304,26 +314,38 @@ impl ClusterState {
         self.cluster.remove(name)
     }
 
+    /// Pending pods nominated to nodes.
+    pub fn nominated_count(&self) -> usize {
+        self.nominations.len()
+    }
+
     /// Adds, replaces or (when it no longer holds resources: unbound,
-    /// Succeeded or Failed) forgets a pod.
+    /// Succeeded or Failed) forgets a pod. A pending pod with
+    /// `status.nominatedNodeName` is kept as a nomination.
     pub fn upsert_pod(&mut self, pod: &k8s::Pod) -> Result<bool> {
         let key = kube::pod_key(pod);
-        let usage = match kube::bound_node(pod) {
-            Some(node) if kube::pod_is_active(pod) => {
+        let active = kube::pod_is_active(pod);
+        let (usage, nomination) = match kube::bound_node(pod) {
+            Some(node) if active => {
                 let model = kube::pod(pod)?;
-                Some(Usage {
+                let usage = Usage {
                     node: node.to_string(),
                     group: GroupKey::of(&model),
                     requests: model.requests,
                     ports: model.host_ports,
-                })
+                };
+                (Some(usage), None)
             }
-            _ => None,
+            None if active && kube::nominated_node(pod).is_some() => {
+                (None, Nominated::of(&kube::pod(pod)?))
+            }
+            _ => (None, None),
         };
+        let nomination_changed = self.set_nomination(&key, nomination);
         if self.pods.by_key.get(&key) == usage.as_ref() {
-            return Ok(false);
+            return Ok(nomination_changed);
         }
-        self.forget_pod(&key);
+        self.forget_usage(&key);
         if let Some(usage) = usage {
             let node = usage.node.clone();
             self.pods
@@ -339,15 +361,32 @@ impl ClusterState {
     }
 
     pub fn remove_pod(&mut self, pod: &k8s::Pod) -> bool {
-        self.forget_pod(&kube::pod_key(pod))
+        self.remove_pod_key(&kube::pod_key(pod))
     }
 
     /// Removes a pod by "namespace/name".
     pub fn remove_pod_key(&mut self, key: &str) -> bool {
-        self.forget_pod(key)
+        let nominated = self.set_nomination(key, None);
+        self.forget_usage(key) || nominated
     }
 
-    fn forget_pod(&mut self, key: &str) -> bool {
+    /// Sets or clears the pod's nomination; whether anything changed.
+    fn set_nomination(&mut self, key: &str, nomination: Option<Nominated>) -> bool {
+        match nomination {
+            Some(n) if self.nominations.get(key).is_some_and(|old| **old == n) => false,
+            Some(n) => {
+                Arc::make_mut(&mut self.nominations).insert(key.to_string(), Arc::new(n));
+                true
+            }
+            None if self.nominations.contains_key(key) => {
+                Arc::make_mut(&mut self.nominations).remove(key);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn forget_usage(&mut self, key: &str) -> bool {
         let Some(old) = self.pods.by_key.remove(key) else {
             return false;
         };
@@ -371,7 +410,7 @@ impl ClusterState {
     /// something changes.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
         self.cluster
-            .snapshot(&self.namespaces, self.pods.groups.len())
+            .snapshot(&self.namespaces, &self.nominations, self.pods.groups.len())
     }
 
     /// A snapshot of exactly `nodes` (a `Nodes`-mode request's, names
@@ -393,7 +432,7 @@ impl ClusterState {
             self.request.upsert(node, &self.pods);
         }
         self.request
-            .snapshot(&self.namespaces, self.pods.groups.len())
+            .snapshot(&self.namespaces, &self.nominations, self.pods.groups.len())
     }
 }
 

@@ -12,6 +12,7 @@ mod v0_2;
 mod wire;
 
 use crate::cluster::Snapshot;
+use crate::cluster::nominated::NominatedPass;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::{
     BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
@@ -21,7 +22,7 @@ use crate::text::printable;
 use sift_sdk::{NodeFields, PodGroup, Status};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasmtime::Store;
 use wasmtime::component::{Component, Linker};
@@ -163,6 +164,8 @@ pub struct WasmPlugin {
     pool: Mutex<Vec<Instance>>,
     /// Live instances: pooled or in use.
     instances: AtomicUsize,
+    /// Node records sent into instances, over all instances and calls.
+    nodes_sent: AtomicU64,
 }
 
 /// A fresh, not yet configured instance and what it says it is.
@@ -240,6 +243,7 @@ impl WasmPlugin {
             args: String::new(),
             pool: Mutex::new(Vec::new()),
             instances: AtomicUsize::new(0),
+            nodes_sent: AtomicU64::new(0),
         };
         plugin.version = plugin.identity.version().to_string();
         // One instance learns the name, is configured, and starts the pool.
@@ -277,6 +281,11 @@ impl WasmPlugin {
     /// Live instances (pooled or in use).
     pub fn instances(&self) -> usize {
         self.instances.load(Ordering::Relaxed)
+    }
+
+    /// Node records sent into instances so far (what syncing costs).
+    pub fn nodes_sent(&self) -> u64 {
+        self.nodes_sent.load(Ordering::Relaxed)
     }
 
     fn error(&self, message: impl Into<String>) -> PluginError {
@@ -450,6 +459,8 @@ impl WasmPlugin {
             i.store.set_epoch_deadline(deadline);
             by_version!(&i.bindings, b => api::sync_nodes(b, &mut i.store, snapshot, chunk, removed, fields))
                 .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
+            self.nodes_sent
+                .fetch_add(chunk.len() as u64, Ordering::Relaxed);
             removed = &[];
             if cluster && !chunk.is_empty() {
                 let mut new: Vec<&PodGroup> = Vec::new();
@@ -603,20 +614,75 @@ struct WasmBatch<'a> {
     pod: WirePod,
 }
 
+impl WasmBatch<'_> {
+    /// Makes `i` ready to filter for this cycle: synced, pod prepared.
+    fn ready(&self, i: &mut Instance) -> Result<(), PluginError> {
+        if i.prepared_cycle != Some(self.cycle.id)
+            || i.synced_generation != Some(self.cycle.snapshot.generation())
+        {
+            // Another instance ran this cycle's prepare: replay it here.
+            self.plugin.prepare_on(i, self.cycle, &self.pod)?;
+        }
+        i.store
+            .set_epoch_deadline(self.plugin.runtime.deadline_ticks());
+        Ok(())
+    }
+}
+
 impl BatchFilter for WasmBatch<'_> {
+    /// 0.2 components get the added pods (`filter-nominated`). A 0.1
+    /// component has no such call: it gets the node with the pods added in
+    /// a scratch slot past the table's end, filters it, and forgets it. A
+    /// plugin that reads neither resources, ports nor the cluster view
+    /// would answer as for the node itself, and is asked that.
+    fn filter_nominated(&self, slot: u32, pass: &NominatedPass) -> Result<Status, PluginError> {
+        let id = &self.plugin.identity;
+        let fields = id.node_fields;
+        if !id.cluster
+            && !fields.contains(NodeFields::RESOURCES)
+            && !fields.contains(NodeFields::PORTS)
+        {
+            let mut rejections = Vec::new();
+            self.filter(&[slot], &mut rejections)?;
+            return Ok(rejections
+                .pop()
+                .map_or_else(Status::success, |(_, s)| (*s).clone()));
+        }
+        self.plugin.with_instance(|p, i| {
+            self.ready(i)?;
+            match &i.bindings {
+                Versioned::V0_2(b) => v0_2::filter_nominated(b, &mut i.store, slot, &pass.added)
+                    .map_err(|e| p.call_error("filter-nominated", &i.store, e)),
+                Versioned::V0_1(b) => {
+                    let scratch = self.cycle.snapshot.len() as u32;
+                    v0_1::sync_node(b, &mut i.store, scratch, &pass.node, fields)
+                        .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+                    p.nodes_sent.fetch_add(1, Ordering::Relaxed);
+                    let got = v0_1::filter(b, &mut i.store, &[scratch])
+                        .map_err(|e| p.call_error("filter", &i.store, e))?;
+                    v0_1::remove_nodes(b, &mut i.store, &[scratch])
+                        .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+                    match got.rejections.first() {
+                        None => Ok(Status::success()),
+                        Some((_, s)) => got.statuses.get(*s as usize).cloned().ok_or_else(|| {
+                            p.error(format!(
+                                "filter answered status #{s} of {}",
+                                got.statuses.len()
+                            ))
+                        }),
+                    }
+                }
+            }
+        })
+    }
+
     fn filter(
         &self,
         slots: &[u32],
         rejections: &mut Vec<(u32, Arc<Status>)>,
     ) -> Result<(), PluginError> {
         self.plugin.with_instance(|p, i| {
-            if i.prepared_cycle != Some(self.cycle.id)
-                || i.synced_generation != Some(self.cycle.snapshot.generation())
-            {
-                // Another instance ran this cycle's prepare: replay it here.
-                p.prepare_on(i, self.cycle, &self.pod)?;
-            }
-            i.store.set_epoch_deadline(p.runtime.deadline_ticks());
+            self.ready(i)?;
             let got = p.call_filter(i, slots)?;
             let statuses: Vec<Arc<Status>> = got.statuses.into_iter().map(Arc::new).collect();
             for (index, status) in got.rejections {

@@ -51,6 +51,34 @@ pub(super) fn describe(
     })
 }
 
+/// One node, given rather than taken from a snapshot, at `slot`: how a
+/// nominated first pass reaches a 0.1 component (see `filter_nominated`
+/// in the parent module).
+pub(super) fn sync_node(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    slot: u32,
+    node: &sift_sdk::Node,
+    fields: NodeFields,
+) -> wasmtime::Result<()> {
+    let entry = wire::NodeEntry {
+        slot,
+        node: node_to_wire(node, fields),
+    };
+    b.sift_predicate_predicate()
+        .call_sync_nodes(store, &[entry], &[])
+}
+
+/// Forgets the nodes at `slots`.
+pub(super) fn remove_nodes(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    slots: &[u32],
+) -> wasmtime::Result<()> {
+    b.sift_predicate_predicate()
+        .call_sync_nodes(store, &[], slots)
+}
+
 // --- conversions ----------------------------------------------------------------
 
 shared_conversions!();

@@ -12,7 +12,7 @@ use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
 use crate::runtime::{InstanceState, LogLevel};
-use sift_sdk::{Code, NodeFields, PodGroup, Status};
+use sift_sdk::{Code, NodeFields, NominatedPod, PodGroup, Status};
 use wasmtime::Store;
 use wasmtime::component::{HasSelf, InstancePre, Linker};
 
@@ -59,16 +59,7 @@ pub(super) fn sync_pod_groups(
     upserts: &[&PodGroup],
     removals: &[u64],
 ) -> wasmtime::Result<()> {
-    let upserts: Vec<wire::PodGroup> = upserts
-        .iter()
-        .map(|g| wire::PodGroup {
-            id: g.id,
-            namespace: g.namespace.clone(),
-            labels: labels_to_wire(&g.labels),
-            anti_affinity: g.anti_affinity.iter().map(affinity_term_to_wire).collect(),
-            terminating: g.terminating,
-        })
-        .collect();
+    let upserts: Vec<wire::PodGroup> = upserts.iter().map(|g| group_to_wire(g)).collect();
     b.sift_predicate_predicate()
         .call_sync_pod_groups(store, &upserts, removals)
 }
@@ -116,7 +107,38 @@ pub(super) fn sync_namespaces(
         .call_sync_namespaces(store, &upserts, removals)
 }
 
+/// The node at `slot` with `added` on it: a nominated first pass.
+pub(super) fn filter_nominated(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    slot: u32,
+    added: &[NominatedPod],
+) -> wasmtime::Result<Status> {
+    let added: Vec<wire::NominatedPod> = added
+        .iter()
+        .map(|n| wire::NominatedPod {
+            requests: resources_to_wire(&n.requests),
+            host_ports: n.host_ports.iter().map(port_to_wire).collect(),
+            group: group_to_wire(&n.group),
+        })
+        .collect();
+    let status = b
+        .sift_predicate_predicate()
+        .call_filter_nominated(store, slot, &added)?;
+    Ok(status_from_wire(status))
+}
+
 // --- conversions ----------------------------------------------------------------
+
+fn group_to_wire(g: &PodGroup) -> wire::PodGroup {
+    wire::PodGroup {
+        id: g.id,
+        namespace: g.namespace.clone(),
+        labels: labels_to_wire(&g.labels),
+        anti_affinity: g.anti_affinity.iter().map(affinity_term_to_wire).collect(),
+        terminating: g.terminating,
+    }
+}
 
 shared_conversions!();
 

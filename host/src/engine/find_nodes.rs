@@ -8,6 +8,7 @@
 //! statuses are recorded, where the next cycle starts), whatever the timing.
 
 use crate::cluster::Snapshot;
+use crate::cluster::nominated::NominatedPass;
 use crate::config::{EngineOptions, check_parallelism};
 use crate::engine::diagnosis::{Diagnosis, NodeStatus};
 use crate::engine::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
@@ -15,7 +16,7 @@ use crate::engine::sampling::num_feasible_nodes_to_find;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use sift_sdk::{Code, Pod, Status};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -233,8 +234,42 @@ impl Engine {
                 }
             };
 
-        // The nodes to check: all, or those the prepare steps kept.
         let mut diagnosis = Diagnosis::default();
+        // A pod nominated to a node (by an earlier cycle's preemption) tries
+        // that node first, whatever the prepare steps kept, and takes it if
+        // it fits (upstream's `evaluateNominatedNode`); nothing moves the
+        // round-robin start then.
+        if let Scope::Sampled { .. } = scope
+            && let Some(slot) = snapshot.slot_of(&cycle.pod.nominated_node_name)
+        {
+            let mut first = CycleOutcome {
+                statuses: Vec::new(),
+                error: None,
+                ignored_errors: Vec::new(),
+                ..out.clone()
+            };
+            let mut tried = Diagnosis::default();
+            let found = self.filter_nodes(&cycle, &[slot], (0, 1), &active, &mut tried, &mut first);
+            if first.error.is_none() {
+                out.ignored_errors.append(&mut first.ignored_errors);
+                if !found.is_empty() {
+                    out.feasible_nodes = found;
+                    out.nodes_evaluated = 1;
+                    out.num_feasible_nodes_to_find = 1;
+                    return out;
+                }
+                diagnosis.explicit = tried.explicit;
+            } else {
+                // Upstream logs the error and goes on with every node.
+                tracing::warn!(
+                    pod = %out.pod,
+                    "evaluating the pod's nominated node failed: {}",
+                    first.error.unwrap_or_default()
+                );
+            }
+        }
+
+        // The nodes to check: all, or those the prepare steps kept.
         // Borrowed when nothing was narrowed: no copy of the node list per cycle.
         let nodes: std::borrow::Cow<'_, [u32]> = match &narrowed {
             None => std::borrow::Cow::Borrowed(all),
@@ -258,13 +293,16 @@ impl Engine {
         let to_find = num_feasible_nodes_to_find(percentage, nodes.len());
         out.num_feasible_nodes_to_find = to_find;
         let found = self.filter_nodes(
-            snapshot,
+            &cycle,
             &nodes,
             (start, to_find),
             &active,
             &mut diagnosis,
             &mut out,
         );
+        // The nominated node, if tried first and reached again, keeps its
+        // later status (upstream's NodeToStatus is a map).
+        dedup_statuses(&mut diagnosis.explicit);
         let processed = found.len() + diagnosis.explicit.len();
         out.next_start_node_index = (start + processed) % num_all_nodes;
         out.nodes_evaluated = processed;
@@ -272,7 +310,8 @@ impl Engine {
 
         if let (Some(absent), Some((kept, _))) = (&diagnosis.absent, &narrowed) {
             for &slot in all {
-                if !kept.contains(&snapshot.node(slot).name) {
+                let name = snapshot.name(slot);
+                if !kept.contains(&**name) && !diagnosis.explicit.iter().any(|(n, _)| n == name) {
                     out.statuses
                         .push((snapshot.name(slot).clone(), absent.clone()));
                 }
@@ -291,13 +330,14 @@ impl Engine {
     /// nodes are found, an Error aborts the cycle, or all were checked.
     fn filter_nodes(
         &self,
-        snapshot: &Snapshot,
+        cycle: &Cycle,
         nodes: &[u32],
         (start, to_find): (usize, usize),
         active: &[Active<'_>],
         diagnosis: &mut Diagnosis,
         out: &mut CycleOutcome,
     ) -> Vec<Arc<str>> {
+        let snapshot = &cycle.snapshot;
         let n = nodes.len();
         let mut feasible = Vec::new();
         if n == 0 {
@@ -334,6 +374,7 @@ impl Engine {
                 evaluate(
                     c,
                     active,
+                    &cycle.nominated,
                     self.options.always_check_all_predicates,
                     observer,
                 )
@@ -485,12 +526,71 @@ enum Verdict {
     Rejected(NodeStatus),
 }
 
+/// Keeps the last status of each node, in the order of first appearance.
+fn dedup_statuses(statuses: &mut Vec<(Arc<str>, NodeStatus)>) {
+    if statuses.len() < 2 {
+        return;
+    }
+    let mut last: HashMap<Arc<str>, usize> = HashMap::new();
+    for (i, (name, _)) in statuses.iter().enumerate() {
+        last.insert(name.clone(), i);
+    }
+    if last.len() == statuses.len() {
+        return;
+    }
+    let mut i = 0;
+    statuses.retain(|(name, _)| {
+        let keep = last.get(name) == Some(&i);
+        i += 1;
+        keep
+    });
+}
+
+/// Records one plugin's status for a node in its verdict; whether the node
+/// is now rejected.
+fn record(verdict: &mut Verdict, plugin: &Active<'_>, status: Arc<Status>) -> bool {
+    if status.code == Code::Success {
+        return false;
+    }
+    // Only prepare may skip; a Skip from filter is a plugin error.
+    let status = if status.code == Code::Skip {
+        Arc::new(Status::error("filter returned Skip"))
+    } else {
+        status
+    };
+    if status.code == Code::Error && plugin.ignorable {
+        if let Verdict::Feasible { ignored } = verdict {
+            ignored.push(format!("plugin {}: {}", plugin.name, status.message()));
+        }
+        return false;
+    }
+    let new = NodeStatus {
+        plugin: Some(plugin.name.clone()),
+        status,
+    };
+    *verdict = match std::mem::replace(
+        verdict,
+        Verdict::Feasible {
+            ignored: Vec::new(),
+        },
+    ) {
+        Verdict::Rejected(prev) => Verdict::Rejected(merge(prev, new)),
+        Verdict::Feasible { .. } => Verdict::Rejected(new),
+    };
+    true
+}
+
 /// Runs the active filters over one chunk of nodes: each filter sees the
 /// nodes every earlier filter passed (all of them with
 /// `always_check_all_predicates`).
+///
+/// A node in `nominated` is first checked with the pods nominated to it
+/// (upstream's `RunFilterPluginsWithNominatedPods`): rejected there, that
+/// is its verdict; passed, it goes on to the normal check without them.
 fn evaluate(
     slots: &[u32],
     active: &[Active<'_>],
+    nominated: &HashMap<u32, NominatedPass>,
     check_all: bool,
     observer: Option<&dyn CallObserver>,
 ) -> Vec<Verdict> {
@@ -501,6 +601,27 @@ fn evaluate(
         })
         .collect();
     let mut candidates: Vec<usize> = (0..slots.len()).collect();
+    if !nominated.is_empty() {
+        candidates.retain(|&i| {
+            let Some(pass) = nominated.get(&slots[i]) else {
+                return true;
+            };
+            let mut rejected = false;
+            for a in active {
+                let started = Instant::now();
+                let result = a.filter.filter_nominated(slots[i], pass);
+                if let Some(o) = observer {
+                    o.plugin_call(&a.name, "Filter", result.is_ok(), started.elapsed());
+                }
+                let status = result.unwrap_or_else(|e| Status::error(e.message));
+                rejected |= record(&mut verdicts[i], a, Arc::new(status));
+                if rejected && !check_all {
+                    break;
+                }
+            }
+            !rejected
+        });
+    }
     let mut batch: Vec<u32> = Vec::with_capacity(slots.len());
     let mut rejections: Vec<(u32, Arc<Status>)> = Vec::new();
     let mut rejected: Vec<bool> = Vec::with_capacity(slots.len());
@@ -528,35 +649,9 @@ fn evaluate(
             let Some(&pos) = candidates.get(index as usize) else {
                 continue; // a plugin naming a node it was not asked about
             };
-            if status.code == Code::Success {
-                continue;
+            if record(&mut verdicts[pos], a, status) {
+                rejected[index as usize] = true;
             }
-            // Only prepare may skip; a Skip from filter is a plugin error.
-            let status = if status.code == Code::Skip {
-                Arc::new(Status::error("filter returned Skip"))
-            } else {
-                status
-            };
-            if status.code == Code::Error && a.ignorable {
-                if let Verdict::Feasible { ignored } = &mut verdicts[pos] {
-                    ignored.push(format!("plugin {}: {}", a.name, status.message()));
-                }
-                continue;
-            }
-            let new = NodeStatus {
-                plugin: Some(a.name.clone()),
-                status,
-            };
-            verdicts[pos] = match std::mem::replace(
-                &mut verdicts[pos],
-                Verdict::Feasible {
-                    ignored: Vec::new(),
-                },
-            ) {
-                Verdict::Rejected(prev) => Verdict::Rejected(merge(prev, new)),
-                Verdict::Feasible { .. } => Verdict::Rejected(new),
-            };
-            rejected[index as usize] = true;
         }
         if !check_all {
             let mut i = 0;

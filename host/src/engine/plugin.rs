@@ -2,7 +2,9 @@
 //! component or the same predicate compiled natively).
 
 use crate::cluster::Snapshot;
+use crate::cluster::nominated::{self, NominatedPass};
 use sift_sdk::{Pod, Status};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -14,14 +16,21 @@ pub struct Cycle {
     pub id: u64,
     pub pod: Pod,
     pub snapshot: Arc<Snapshot>,
+    /// The nodes that get a first pass with pods nominated to them, by
+    /// slot (empty when no pod of at least this pod's priority is
+    /// nominated anywhere).
+    pub nominated: HashMap<u32, NominatedPass>,
 }
 
 impl Cycle {
     pub fn new(pod: Pod, snapshot: Arc<Snapshot>) -> Cycle {
+        let nominated =
+            nominated::passes_for(&pod, snapshot.nominated(), |s| snapshot.node(s).clone());
         Cycle {
             id: CYCLE_IDS.fetch_add(1, Ordering::Relaxed),
             pod,
             snapshot,
+            nominated,
         }
     }
 }
@@ -68,6 +77,11 @@ pub trait BatchFilter: Send + Sync {
         slots: &[u32],
         rejections: &mut Vec<(u32, Arc<Status>)>,
     ) -> Result<(), PluginError>;
+
+    /// The first pass of a node with pods nominated to it: the node at
+    /// `slot` as `pass.node`, with `pass.added` on it (upstream's
+    /// `addGENominatedPods`, AddPod included).
+    fn filter_nominated(&self, slot: u32, pass: &NominatedPass) -> Result<Status, PluginError>;
 }
 
 /// A loaded, configured filter plugin.

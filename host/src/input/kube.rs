@@ -131,6 +131,14 @@ pub fn bound_node(pod: &k8s::Pod) -> Option<&str> {
         .filter(|n| !n.is_empty())
 }
 
+/// `status.nominatedNodeName`, if set.
+pub fn nominated_node(pod: &k8s::Pod) -> Option<&str> {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.nominated_node_name.as_deref())
+        .filter(|n| !n.is_empty())
+}
+
 /// Labels (or annotations) in the model.
 pub fn labels(map: Option<&BTreeMap<String, String>>) -> Labels {
     map.map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())

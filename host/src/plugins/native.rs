@@ -2,6 +2,7 @@
 //! directly. The performance baseline for the Wasm runtime, and the same
 //! code as the components, so the two must agree.
 
+use crate::cluster::nominated::NominatedPass;
 use crate::engine::plugin::{
     BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
 };
@@ -118,5 +119,22 @@ impl BatchFilter for NativeBatch<'_> {
             }
         }
         Ok(())
+    }
+
+    fn filter_nominated(&self, _slot: u32, pass: &NominatedPass) -> Result<Status, PluginError> {
+        let Some(state) = &self.state else {
+            return Err(self
+                .plugin
+                .error("filter called after prepare did not proceed"));
+        };
+        catch_unwind(AssertUnwindSafe(|| {
+            self.plugin
+                .predicate
+                .filter_nominated(&self.cycle.pod, state, &pass.node, &pass.added)
+        }))
+        .map_err(|_| {
+            self.plugin
+                .error(format!("panicked filtering node {}", pass.node.name))
+        })
     }
 }

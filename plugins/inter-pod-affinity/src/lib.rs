@@ -17,8 +17,8 @@
 
 use sift_sdk::model::LabelKey;
 use sift_sdk::{
-    Args, ClusterView, Domains, IdMap, Labels, Node, NodeFields, Pod, PodAffinityTerm, PodSelector,
-    Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, Domains, IdMap, Labels, Node, NodeFields, NominatedPod, Pod,
+    PodAffinityTerm, PodSelector, Predicate, Prepare, Status, export_predicate,
 };
 use std::collections::HashMap;
 
@@ -132,6 +132,8 @@ pub struct AffinityState {
     anti: Counts,
     /// The pod matches all of its own affinity terms.
     matches_own_affinity: bool,
+    /// The labels of the pod's namespace, which other pods' terms select.
+    namespace_labels: Labels,
 }
 
 fn compile(pod: &Pod, terms: &[PodAffinityTerm]) -> Result<Vec<Term>, String> {
@@ -246,7 +248,45 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<Affinit
         affinity,
         anti,
         matches_own_affinity,
+        namespace_labels: ns_labels.clone(),
     }))
+}
+
+impl AffinityState {
+    /// Upstream's AddPod (`updateWithPod` with +1): a pod of `namespace`
+    /// with `labels` and required anti-affinity `anti_affinity` placed on
+    /// `node`, for the incoming `pod`.
+    pub fn add_pod(&mut self, pod: &Pod, added: &sift_sdk::PodGroup, node: &Node) {
+        // The added pod's terms that forbid the incoming pod; a list that
+        // does not parse counts nothing, as for existing pods.
+        let terms: Vec<Term> = added
+            .anti_affinity
+            .iter()
+            .map(|t| Term::new(&added.namespace, &added.labels, t))
+            .collect::<Result<_, _>>()
+            .unwrap_or_default();
+        for t in &terms {
+            if t.matches(&pod.namespace, &pod.labels, &self.namespace_labels) {
+                bump(&mut self.existing_anti, &t.topology_key, node, 1);
+            }
+        }
+        let none = Labels::default();
+        if !self.affinity_terms.is_empty()
+            && self
+                .affinity_terms
+                .iter()
+                .all(|t| t.matches(&added.namespace, &added.labels, &none))
+        {
+            for t in &self.affinity_terms {
+                bump(&mut self.affinity, &t.topology_key, node, 1);
+            }
+        }
+        for t in &self.anti_terms {
+            if t.matches(&added.namespace, &added.labels, &none) {
+                bump(&mut self.anti, &t.topology_key, node, 1);
+            }
+        }
+    }
 }
 
 fn count(counts: &Counts, key: &LabelKey, value: &str) -> i64 {
@@ -350,6 +390,20 @@ impl Predicate for InterPodAffinity {
 
     fn filter(&self, _pod: &Pod, state: &AffinityState, node: &Node) -> Status {
         filter(state, node)
+    }
+
+    fn add_pods(
+        &self,
+        pod: &Pod,
+        state: &AffinityState,
+        node: &Node,
+        added: &[NominatedPod],
+    ) -> Option<AffinityState> {
+        let mut state = state.clone();
+        for a in added {
+            state.add_pod(pod, &a.group, node);
+        }
+        Some(state)
     }
 }
 

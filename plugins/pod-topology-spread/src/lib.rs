@@ -26,8 +26,8 @@
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
 use sift_sdk::{
-    Args, ClusterView, Domains, FastMap, FastSet, IdMap, LabelKey, Labels, Node, NodeFields, Pod,
-    PodSelector, Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, Domains, FastMap, FastSet, IdMap, LabelKey, Labels, Node, NodeFields,
+    NominatedPod, Pod, PodSelector, Predicate, Prepare, Status, export_predicate,
 };
 
 /// The plugin's name in configuration and statuses.
@@ -492,6 +492,20 @@ impl Predicate for PodTopologySpread {
 
     fn filter(&self, _pod: &Pod, state: &SpreadState, node: &Node) -> Status {
         filter(state, node)
+    }
+
+    fn add_pods(
+        &self,
+        _pod: &Pod,
+        state: &SpreadState,
+        node: &Node,
+        added: &[NominatedPod],
+    ) -> Option<SpreadState> {
+        let mut state = state.clone();
+        for a in added {
+            state.add_pod(&a.group.namespace, &a.group.labels, node, 1);
+        }
+        Some(state)
     }
 }
 
