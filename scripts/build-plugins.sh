@@ -7,9 +7,16 @@ rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasi
 plugins=(node-unschedulable node-name taint-toleration node-affinity node-ports node-resources-fit pod-topology-spread inter-pod-affinity gpu-model)
 args=()
 for p in "${plugins[@]}"; do args+=(-p "sift-plugin-$p"); done
+# Test plugins are built beside them, into target/test-plugins/.
+tests=(runtime-class)
+for p in "${tests[@]}"; do args+=(-p "sift-test-plugin-$p"); done
 cargo build --quiet --profile plugin --target wasm32-wasip2 "${args[@]}"
 mkdir -p target/plugins
 for p in "${plugins[@]}"; do
   cp "target/wasm32-wasip2/plugin/sift_plugin_${p//-/_}.wasm" target/plugins/
 done
-echo "built ${#plugins[@]} plugins into target/plugins/"
+mkdir -p target/test-plugins
+for p in "${tests[@]}"; do
+  cp "target/wasm32-wasip2/plugin/sift_test_plugin_${p//-/_}.wasm" target/test-plugins/
+done
+echo "built ${#plugins[@]} plugins into target/plugins/ and ${#tests[@]} into target/test-plugins/"

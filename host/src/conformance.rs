@@ -168,14 +168,13 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
     for (i, ns) in case.namespaces.into_iter().enumerate() {
         objects.add_json(file, &format!("namespaces[{i}]"), ns, Some("Namespace"))?;
     }
-    let snapshot = ClusterState::from_objects(&objects)?.snapshot();
     let mut target = Objects::default();
     target.add_json(file, "pod", case.pod, Some("Pod"))?;
     let (pod_obj, _) = target
         .pods
         .pop()
         .ok_or_else(|| anyhow!("\"pod\" is not a Pod"))?;
-    let pod = kube::pod(&pod_obj)?;
+    let mut pod = kube::pod(&pod_obj)?;
 
     let filters: Vec<PluginRef> = case
         .filters
@@ -193,6 +192,11 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
         always_check_all_predicates: false,
     };
     let mut engine = Engine::new(plugins, options)?;
+    let full = engine.full_objects();
+    if full.pod {
+        pod.object = Some(kube::object_json(&pod_obj));
+    }
+    let snapshot = ClusterState::from_objects_keeping(&objects, full.node)?.snapshot();
     let outcome = engine.find_nodes_that_fit(&snapshot, pod);
     Ok(compare(&case.expect, &outcome))
 }

@@ -52,6 +52,7 @@ pub fn describe<P: Predicate>() -> wit::PluginInfo {
         (NodeFields::PORTS, wit::NodeFields::PORTS),
         (NodeFields::ANNOTATIONS, wit::NodeFields::ANNOTATIONS),
         (NodeFields::CONDITIONS, wit::NodeFields::CONDITIONS),
+        (NodeFields::OBJECT, wit::NodeFields::OBJECT),
     ] {
         if f.contains(ours) {
             flags = flags | theirs;
@@ -61,6 +62,7 @@ pub fn describe<P: Predicate>() -> wit::PluginInfo {
         name: P::NAME.to_string(),
         node_fields: flags,
         cluster: P::READS_CLUSTER,
+        pod_object: P::POD_OBJECT,
     }
 }
 
@@ -403,7 +405,13 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
                 status: c.status,
             })
             .collect(),
+        object: object(n.object),
     }
+}
+
+/// The escape hatch's JSON: empty on the wire when not asked for.
+fn object(json: String) -> Option<Arc<str>> {
+    (!json.is_empty()).then(|| Arc::from(json))
 }
 
 fn label_selector(s: wit::LabelSelector) -> LabelSelector {
@@ -489,5 +497,6 @@ fn pod(p: wit::Pod) -> Pod {
             .collect(),
         pod_affinity: p.pod_affinity.into_iter().map(affinity_term).collect(),
         pod_anti_affinity: p.pod_anti_affinity.into_iter().map(affinity_term).collect(),
+        object: object(p.object),
     }
 }

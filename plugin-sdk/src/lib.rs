@@ -88,6 +88,10 @@ pub trait Predicate: Sized + Send + Sync + 'static {
     /// the host sync them into a component; otherwise the cluster view a
     /// component's `prepare` gets has nodes but no pods or namespaces.
     const READS_CLUSTER: bool = false;
+    /// Whether the plugin reads [`Pod::object`], the whole Pod as JSON (the
+    /// escape hatch for fields the model lacks). Off by default: it costs a
+    /// serialization and a copy per pod.
+    const POD_OBJECT: bool = false;
     /// What `prepare` computes once per pod for `filter` to use.
     type PodState: Send + Sync + 'static;
 

@@ -315,6 +315,10 @@ pub struct Pod {
     pub pod_affinity: Vec<PodAffinityTerm>,
     /// Required pod anti-affinity terms.
     pub pod_anti_affinity: Vec<PodAffinityTerm>,
+    /// The escape hatch: the whole Pod as `kubectl get -o json` prints it,
+    /// for fields this model lacks. Only for plugins that set
+    /// [`crate::Predicate::POD_OBJECT`]; `None` otherwise.
+    pub object: Option<std::sync::Arc<str>>,
 }
 
 /// A node condition (`status.conditions[]`), e.g. `Ready` / `True`.
@@ -342,6 +346,9 @@ pub struct Node {
     pub pod_count: u32,
     /// Host ports in use.
     pub used_ports: Vec<HostPort>,
+    /// The escape hatch: the whole Node as JSON, for plugins whose
+    /// [`crate::Predicate::NODE_FIELDS`] has [`NodeFields::OBJECT`].
+    pub object: Option<std::sync::Arc<str>>,
 }
 
 impl Node {
@@ -371,6 +378,7 @@ impl std::fmt::Display for NodeFields {
             (Self::PORTS, "ports"),
             (Self::ANNOTATIONS, "annotations"),
             (Self::CONDITIONS, "conditions"),
+            (Self::OBJECT, "object"),
         ];
         let mut any = false;
         for (flag, name) in names {
@@ -398,7 +406,11 @@ impl NodeFields {
     pub const ANNOTATIONS: NodeFields = NodeFields(32);
     /// Contract 0.2 and later.
     pub const CONDITIONS: NodeFields = NodeFields(64);
+    /// Every modelled field (not [`NodeFields::OBJECT`]).
     pub const ALL: NodeFields = NodeFields(127);
+    /// Contract 0.2 and later: the whole Node as JSON ([`Node::object`]).
+    /// Costly (a node's object is kilobytes): never part of `ALL`.
+    pub const OBJECT: NodeFields = NodeFields(128);
 
     pub const fn union(self, other: NodeFields) -> NodeFields {
         NodeFields(self.0 | other.0)
@@ -413,13 +425,18 @@ impl NodeFields {
     }
 
     pub const fn from_bits(bits: u8) -> NodeFields {
-        NodeFields(bits & 127)
+        NodeFields(bits)
     }
 
     /// A copy of `node` holding only these fields (and the name).
     pub fn project(self, node: &Node) -> Node {
         Node {
             name: node.name.clone(),
+            object: if self.contains(Self::OBJECT) {
+                node.object.clone()
+            } else {
+                None
+            },
             annotations: if self.contains(Self::ANNOTATIONS) {
                 node.annotations.clone()
             } else {

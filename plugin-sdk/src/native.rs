@@ -68,6 +68,8 @@ pub struct NativePlugin {
     pub node_fields: NodeFields,
     /// Whether its prepare step reads the cluster view.
     pub reads_cluster: bool,
+    /// Whether it reads the pod's whole object (`Pod::object`).
+    pub pod_object: bool,
     build: fn(Args) -> Result<Box<dyn DynPredicate>, String>,
 }
 
@@ -77,6 +79,7 @@ impl NativePlugin {
             name: P::NAME,
             node_fields: P::NODE_FIELDS,
             reads_cluster: P::READS_CLUSTER,
+            pod_object: P::POD_OBJECT,
             build: |args| P::new(args).map(|p| Box::new(Erased(p)) as Box<dyn DynPredicate>),
         }
     }

@@ -61,7 +61,6 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
     for s in &cluster.skipped {
         tracing::debug!("skipped {s}");
     }
-    let snapshot = ClusterState::from_objects(&cluster)?.snapshot();
     let mut skipped = kube::SkippedPods::default();
     let pods: Vec<_> = if a.pod.is_empty() {
         let pending = cluster
@@ -139,9 +138,15 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
         }
     }
     let mut engine = Engine::new(catalog.select(&selected)?, options)?;
+    // Whole objects are kept only if a plugin reads them.
+    let full = engine.full_objects();
+    let snapshot = ClusterState::from_objects_keeping(&cluster, full.node)?.snapshot();
     let mut outcomes = Vec::new();
     for (pod, origin) in &pods {
-        let model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+        let mut model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+        if full.pod {
+            model.object = Some(kube::object_json(pod));
+        }
         outcomes.push(engine.find_nodes_that_fit(&snapshot, model));
     }
     match a.output {

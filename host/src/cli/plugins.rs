@@ -107,6 +107,14 @@ pub(super) fn plugins_inspect(file: &Path) -> Result<ExitCode> {
                     "no"
                 }
             );
+            println!(
+                "pod object:   {}",
+                if id.pod_object {
+                    "yes (the whole Pod as JSON)"
+                } else {
+                    "no"
+                }
+            );
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {

@@ -234,9 +234,19 @@ impl ClusterState {
     /// The state of nodes (in input order) and the pods bound to them.
     /// Pods in phase Succeeded or Failed hold nothing.
     pub fn from_objects(objects: &Objects) -> Result<ClusterState> {
+        ClusterState::from_objects_keeping(objects, false)
+    }
+
+    /// As [`ClusterState::from_objects`]; with `node_objects`, each node
+    /// keeps its whole object as JSON (`Node::object`, the escape hatch),
+    /// for plugins that read it.
+    pub fn from_objects_keeping(objects: &Objects, node_objects: bool) -> Result<ClusterState> {
         let mut cluster = ClusterState::default();
         for (obj, origin) in &objects.nodes {
-            let node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
+            let mut node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
+            if node_objects {
+                node.object = Some(kube::object_json(obj));
+            }
             if node.name.is_empty() {
                 bail!("{origin}: node has no metadata.name");
             }

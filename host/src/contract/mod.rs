@@ -90,6 +90,8 @@ pub(crate) struct Describe {
     node_fields: NodeFields,
     /// Reads the cluster view (0.2 and later).
     cluster: bool,
+    /// Reads the pod's whole object (0.2 and later).
+    pod_object: bool,
 }
 
 /// What one `filter` call answered, statuses converted.
@@ -139,6 +141,8 @@ pub struct PluginIdentity {
     pub node_fields: NodeFields,
     /// Whether its prepare step reads the cluster view.
     pub cluster: bool,
+    /// Whether it reads the pod's whole object (the escape hatch).
+    pub pod_object: bool,
     /// SHA-256 of the component, hex.
     pub sha256: String,
     pub path: PathBuf,
@@ -230,6 +234,7 @@ impl WasmPlugin {
                 contract: version,
                 node_fields: NodeFields::ALL,
                 cluster: false,
+                pod_object: false,
                 sha256: compiled.sha256,
                 path: path.to_path_buf(),
                 size: compiled.size,
@@ -255,6 +260,7 @@ impl WasmPlugin {
         plugin.identity.name = name.clone();
         plugin.identity.node_fields = described.node_fields;
         plugin.identity.cluster = described.cluster;
+        plugin.identity.pod_object = described.pod_object;
         plugin.label = Arc::from(format!("{name}@{}", plugin.version));
         let logger = runtime.plugin_logger(plugin.label.clone());
         store.data_mut().set_logger(logger);
@@ -544,7 +550,7 @@ impl WasmPlugin {
     fn pod_to_wire(&self, pod: &sift_sdk::Pod) -> WirePod {
         match self.identity.contract {
             Version::V0_1 => Versioned::V0_1(v0_1::pod_to_wire(pod)),
-            Version::V0_2 => Versioned::V0_2(v0_2::pod_to_wire(pod)),
+            Version::V0_2 => Versioned::V0_2(v0_2::pod_to_wire(pod, self.identity.pod_object)),
         }
     }
 
@@ -592,6 +598,13 @@ impl FilterPlugin for WasmPlugin {
 
     fn instances(&self) -> usize {
         WasmPlugin::instances(self)
+    }
+
+    fn full_objects(&self) -> crate::input::kube::FullObjects {
+        crate::input::kube::FullObjects {
+            pod: self.identity.pod_object,
+            node: self.identity.node_fields.contains(NodeFields::OBJECT),
+        }
     }
 
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {

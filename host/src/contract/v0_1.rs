@@ -48,6 +48,7 @@ pub(super) fn describe(
         name: info.name,
         node_fields: node_fields_from_wire(info.node_fields),
         cluster: false,
+        pod_object: false,
     })
 }
 

@@ -49,6 +49,7 @@ pub(super) fn describe(
         name: info.name,
         node_fields: node_fields_from_wire(info.node_fields),
         cluster: info.cluster,
+        pod_object: info.pod_object,
     })
 }
 
@@ -152,6 +153,7 @@ fn node_fields_from_wire(f: wire::NodeFields) -> NodeFields {
         (wire::NodeFields::PORTS, NodeFields::PORTS),
         (wire::NodeFields::ANNOTATIONS, NodeFields::ANNOTATIONS),
         (wire::NodeFields::CONDITIONS, NodeFields::CONDITIONS),
+        (wire::NodeFields::OBJECT, NodeFields::OBJECT),
     ] {
         if f & theirs == theirs {
             out = out | ours;
@@ -194,11 +196,19 @@ fn node_to_wire(n: &sift_sdk::Node, fields: NodeFields) -> wire::Node {
                 })
                 .collect()
         }),
+        object: masked(fields, NodeFields::OBJECT, || {
+            n.object.as_deref().unwrap_or_default().to_string()
+        }),
     }
 }
 
-pub(super) fn pod_to_wire(p: &sift_sdk::Pod) -> WirePod {
+/// The pod; its whole object only for a plugin that reads it.
+pub(super) fn pod_to_wire(p: &sift_sdk::Pod, with_object: bool) -> WirePod {
     wire::Pod {
+        object: match (&p.object, with_object) {
+            (Some(json), true) => json.to_string(),
+            _ => String::new(),
+        },
         name: p.name.clone(),
         namespace: p.namespace.clone(),
         uid: p.uid.clone(),

@@ -149,6 +149,11 @@ impl Engine {
         &self.plugins
     }
 
+    /// Which whole objects (the escape hatch) any of its plugins reads.
+    pub fn full_objects(&self) -> crate::input::kube::FullObjects {
+        full_objects(&self.plugins)
+    }
+
     pub fn next_start_node_index(&self) -> usize {
         self.next_start_node_index
     }
@@ -524,6 +529,13 @@ fn pre_filter<'a>(
 enum Verdict {
     Feasible { ignored: Vec<String> },
     Rejected(NodeStatus),
+}
+
+/// Which whole objects any of `plugins` reads.
+pub fn full_objects(plugins: &[ConfiguredPlugin]) -> crate::input::kube::FullObjects {
+    plugins
+        .iter()
+        .fold(Default::default(), |f, p| f.union(p.plugin.full_objects()))
 }
 
 /// Keeps the last status of each node, in the order of first appearance.

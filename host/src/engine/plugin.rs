@@ -3,6 +3,7 @@
 
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::{self, NominatedPass};
+use crate::input::kube::FullObjects;
 use sift_sdk::{Pod, Status};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -92,6 +93,11 @@ pub trait FilterPlugin: Send + Sync {
     /// Live instances (Wasm); 0 for native plugins.
     fn instances(&self) -> usize {
         0
+    }
+    /// Which whole objects (the escape hatch) it reads: the caller attaches
+    /// them to the models only then.
+    fn full_objects(&self) -> FullObjects {
+        FullObjects::default()
     }
     /// Runs the plugin's prepare step for the cycle's pod.
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError>;

@@ -377,6 +377,7 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
             .unwrap_or_else(|| "default".into()),
         uid: pod.metadata.uid.clone().unwrap_or_default(),
         labels: labels(pod.metadata.labels.as_ref()),
+        object: None,
         node_name: spec.and_then(|s| s.node_name.clone()).unwrap_or_default(),
         node_selector: labels(spec.and_then(|s| s.node_selector.as_ref())),
         required_node_affinity: required,
@@ -436,7 +437,36 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
         requested: Resources::default(),
         pod_count: 0,
         used_ports: Vec::new(),
+        object: None,
     })
+}
+
+/// The escape hatch's JSON of an object (`Pod::object`, `Node::object`):
+/// what `kubectl get -o json` prints, less fields this build of the API
+/// types does not know.
+pub fn object_json<T: serde::Serialize>(obj: &T) -> std::sync::Arc<str> {
+    // Serializing a typed API object cannot fail (no maps with non-string
+    // keys); an empty object stands in if it ever did.
+    serde_json::to_string(obj)
+        .unwrap_or_else(|_| "{}".into())
+        .into()
+}
+
+/// Which whole objects the configured plugins read (the escape hatch):
+/// only those are kept and sent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FullObjects {
+    pub pod: bool,
+    pub node: bool,
+}
+
+impl FullObjects {
+    pub fn union(self, other: FullObjects) -> FullObjects {
+        FullObjects {
+            pod: self.pod || other.pod,
+            node: self.node || other.node,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ pub fn builtin() -> Vec<NativePlugin> {
 pub struct NativeFilterPlugin {
     name: String,
     predicate: Box<dyn DynPredicate>,
+    full_objects: crate::input::kube::FullObjects,
 }
 
 impl NativeFilterPlugin {
@@ -38,6 +39,10 @@ impl NativeFilterPlugin {
         Ok(NativeFilterPlugin {
             name: plugin.name.to_string(),
             predicate: plugin.instantiate(args_json)?,
+            full_objects: crate::input::kube::FullObjects {
+                pod: plugin.pod_object,
+                node: plugin.node_fields.contains(sift_sdk::NodeFields::OBJECT),
+            },
         })
     }
 
@@ -56,6 +61,10 @@ impl FilterPlugin for NativeFilterPlugin {
 
     fn version(&self) -> &str {
         "native"
+    }
+
+    fn full_objects(&self) -> crate::input::kube::FullObjects {
+        self.full_objects
     }
 
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {

@@ -155,7 +155,10 @@ impl ClusterFeed {
         let mut pods = BTreeSet::new();
         let mut models = Vec::new();
         for (obj, origin) in &objects.nodes {
-            let node = kube::node(obj).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+            let mut node = kube::node(obj).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+            // Kept whatever the plugins now: a plugin hot-loaded later may
+            // read it.
+            node.object = Some(kube::object_json(obj));
             nodes.insert(node.name.clone());
             models.push(node);
         }
@@ -518,8 +521,16 @@ impl Server {
 
     /// Answers one filter request (on a blocking thread).
     fn filter(&self, body: &[u8]) -> Result<ExtenderFilterResult, String> {
-        let FilterRequest { pod, nodes } = parse_filter_request(body)?;
+        let FilterRequest {
+            mut pod,
+            pod_json,
+            nodes,
+        } = parse_filter_request(body)?;
         let profile = self.profile.load_full();
+        let full = profile.engine.full_objects();
+        if full.pod {
+            pod.object = Some(Arc::from(pod_json.get()));
+        }
         if !profile.unready.is_empty() {
             // Answering without a plugin the config enables would be a
             // wrong answer: kube-scheduler gets an extender error instead
@@ -537,7 +548,10 @@ impl Server {
                 let mut models = Vec::with_capacity(list.len());
                 let mut objects = Vec::with_capacity(list.len());
                 let mut seen = HashSet::new();
-                for (model, raw) in list {
+                for (mut model, raw) in list {
+                    if full.node {
+                        model.object = Some(Arc::from(raw.get()));
+                    }
                     objects.push((model.name.clone(), raw));
                     if seen.insert(model.name.clone()) {
                         models.push(model);

@@ -40,6 +40,8 @@ fn at_path(path: &str, inner: &str, e: impl std::fmt::Display) -> String {
 /// A filter request's pod and nodes, checked.
 pub struct FilterRequest {
     pub pod: sift_sdk::Pod,
+    /// The pod as sent: its whole object, for plugins that read it.
+    pub pod_json: Box<RawValue>,
     pub nodes: RequestNodes,
 }
 
@@ -56,7 +58,8 @@ pub enum RequestNodes {
 /// path of the problem, e.g. `Nodes.items[1].metadata.labels: ...`.
 pub fn parse_filter_request(body: &[u8]) -> Result<FilterRequest, String> {
     let args: ExtenderArgs = from_json(body, "")?;
-    let pod: k8s::Pod = from_json(args.pod.get().as_bytes(), "Pod")?;
+    let pod_json = args.pod;
+    let pod: k8s::Pod = from_json(pod_json.get().as_bytes(), "Pod")?;
     let pod = kube::pod(&pod).map_err(|e| format!("Pod: {e:#}"))?;
     let nodes = match (args.nodes, args.node_names) {
         (Some(list), _) => {
@@ -75,7 +78,11 @@ pub fn parse_filter_request(body: &[u8]) -> Result<FilterRequest, String> {
         (None, Some(names)) => RequestNodes::Names(names),
         (None, None) => return Err("neither Nodes nor NodeNames is set".into()),
     };
-    Ok(FilterRequest { pod, nodes })
+    Ok(FilterRequest {
+        pod,
+        pod_json,
+        nodes,
+    })
 }
 
 /// What one watch event does to the cluster state, checked: applying it
@@ -169,7 +176,10 @@ pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
                 if deleted {
                     ClusterEvent::DeleteNode(node.metadata.name.unwrap_or_default())
                 } else {
-                    let model = kube::node(&node).map_err(|e| format!("{object_at}: {e:#}"))?;
+                    let mut model = kube::node(&node).map_err(|e| format!("{object_at}: {e:#}"))?;
+                    // Kept whatever the plugins now: a plugin hot-loaded
+                    // later may read it.
+                    model.object = Some(kube::object_json(&node));
                     if model.name.is_empty() {
                         return Err(format!("{object_at}.metadata.name: missing"));
                     }
