@@ -2,6 +2,7 @@
 //! cluster, with the Wasm plugins and with the same predicates compiled
 //! natively. A benchmark, not a test: numbers depend on the machine.
 
+pub mod cluster_view;
 pub mod loadgen;
 pub mod plugin_bench;
 
@@ -59,6 +60,13 @@ pub struct BenchArgs {
     /// over a synced node table versus one call carrying the node record.
     #[arg(long)]
     pub contract: bool,
+    /// Instead, measure the cluster view's per-cycle cost for a pod with a
+    /// zone spread constraint, one with hostname anti-affinity and one
+    /// with neither, in the built design (synced into the component) and
+    /// the alternative (host accessors, emulated), per --nodes size (10
+    /// bound pods per node).
+    #[arg(long)]
+    pub cluster_view: bool,
     /// Instead, benchmark `sift serve` on loopback: requests/s and p50/p99
     /// latency per --nodes size in both nodeCacheCapable modes, and plugin
     /// swap latency under load (e.g. `--serve --nodes 500,5000`).
@@ -147,6 +155,12 @@ pub fn run(a: BenchArgs) -> Result<()> {
             .as_ref()
             .ok_or_else(|| anyhow!("--contract needs the Wasm plugins"))?;
         return contract(catalog, &a.nodes);
+    }
+    if a.cluster_view {
+        let catalog = wasm
+            .as_ref()
+            .ok_or_else(|| anyhow!("--cluster-view needs the Wasm plugins"))?;
+        return cluster_view::run(&native, catalog, &a.nodes);
     }
     let filters = config.filter_plugins();
     let budget = Duration::from_secs_f64(a.seconds);
