@@ -76,6 +76,13 @@ pub trait ClusterView {
         std::sync::Arc::new(GroupIndex::scan(self))
     }
 
+    /// An id of this view's contents: equal ids, equal views (the host's
+    /// snapshot generation; a component's count of syncs). Plugins may key
+    /// caches on it. `None`: no such id, cache nothing.
+    fn generation(&self) -> Option<u64> {
+        None
+    }
+
     /// The slots whose pods include some with required anti-affinity
     /// (upstream's `HavePodsWithRequiredAntiAffinityList`): what a pod
     /// without affinity of its own must look at, instead of every pod.

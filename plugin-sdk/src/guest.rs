@@ -81,6 +81,8 @@ pub struct State<P: Predicate> {
     /// Caches of the view, dropped when what they derive from is synced.
     domains: std::cell::RefCell<HashMap<String, Arc<Domains>>>,
     group_index: std::cell::RefCell<Option<Arc<GroupIndex>>>,
+    /// Counts the syncs: the view's generation.
+    syncs: u64,
 }
 
 impl<P: Predicate> Default for State<P> {
@@ -95,6 +97,7 @@ impl<P: Predicate> Default for State<P> {
             anti_slots: Default::default(),
             domains: Default::default(),
             group_index: Default::default(),
+            syncs: 0,
         }
     }
 }
@@ -102,6 +105,9 @@ impl<P: Predicate> Default for State<P> {
 impl<P: Predicate> ClusterView for State<P> {
     fn slots(&self) -> u32 {
         self.nodes.len() as u32
+    }
+    fn generation(&self) -> Option<u64> {
+        Some(self.syncs)
     }
     fn node(&self, slot: u32) -> Option<&Node> {
         self.nodes.get(slot as usize).and_then(Option::as_ref)
@@ -146,6 +152,7 @@ impl<P: Predicate> State<P> {
     }
 
     pub fn sync_nodes(&mut self, upserts: Vec<wit::NodeEntry>, removals: Vec<u32>) {
+        self.syncs += 1;
         self.domains.get_mut().clear();
         *self.group_index.get_mut() = None;
         for slot in removals {
@@ -167,6 +174,7 @@ impl<P: Predicate> State<P> {
     }
 
     pub fn sync_pod_groups(&mut self, upserts: Vec<wit::PodGroup>, removals: Vec<u64>) {
+        self.syncs += 1;
         *self.group_index.get_mut() = None;
         for id in removals {
             self.groups.remove(&id);
@@ -177,6 +185,7 @@ impl<P: Predicate> State<P> {
     }
 
     pub fn sync_placements(&mut self, upserts: Vec<wit::Placement>) {
+        self.syncs += 1;
         *self.group_index.get_mut() = None;
         for p in upserts {
             let slot = p.slot as usize;
@@ -207,6 +216,7 @@ impl<P: Predicate> State<P> {
     }
 
     pub fn sync_namespaces(&mut self, upserts: Vec<wit::Namespace>, removals: Vec<String>) {
+        self.syncs += 1;
         for name in removals {
             self.namespaces.remove(&name);
         }

@@ -13,9 +13,9 @@
 //!   call, so B's figure is a lower bound (the answer's marshalling, one
 //!   entry per domain with matching pods, is not included).
 //!
-//! The pods are PodTopologySpread's and InterPodAffinity's three cases: a
-//! zone spread constraint, hostname anti-affinity against its own app, and
-//! neither (which must cost nothing extra).
+//! The pods are PodTopologySpread's and InterPodAffinity's cases: a zone
+//! spread constraint, a hostname one, hostname anti-affinity against its
+//! own app, and neither (which must cost nothing extra).
 
 use crate::cluster::Snapshot;
 use crate::cluster::synthetic::{synthetic_affinity_pods, synthetic_cluster};
@@ -45,8 +45,9 @@ fn prepare_us(plugin: &dyn FilterPlugin, snapshot: &Arc<Snapshot>, pods: &[Pod])
 
 pub fn run(native: &Catalog, wasm: &Catalog, sizes: &[usize]) -> Result<()> {
     let mix = synthetic_affinity_pods(CYCLES * 4);
-    let kinds: [(&str, usize); 3] = [
+    let kinds: [(&str, usize); 4] = [
         ("zone spread", 1),
+        ("hostname spread", 2),
         ("hostname anti-affinity", 3),
         ("neither", 0),
     ];

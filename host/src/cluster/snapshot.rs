@@ -226,6 +226,9 @@ impl sift_sdk::ClusterView for Snapshot {
     fn slots(&self) -> u32 {
         self.nodes.len() as u32
     }
+    fn generation(&self) -> Option<u64> {
+        Some(self.generation)
+    }
     fn node(&self, slot: u32) -> Option<&Node> {
         self.nodes.get(slot as usize).map(|n| &**n)
     }

@@ -26,9 +26,11 @@
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
 use sift_sdk::{
-    Args, ClusterView, Domains, FastMap, FastSet, IdMap, LabelKey, Labels, Node, NodeFields,
-    NominatedPod, Pod, PodSelector, Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, Domains, FastMap, LabelKey, Labels, Node, NodeFields, NominatedPod, Pod,
+    PodSelector, Predicate, Prepare, Status, export_predicate,
 };
+use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The plugin's name in configuration and statuses.
 pub const NAME: &str = "PodTopologySpread";
@@ -129,6 +131,16 @@ fn has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
 /// Upstream's PreFilter: `Ok(None)` is Skip (no hard constraint), an error
 /// is PreFilter's Error status.
 pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadState>, String> {
+    pre_filter_cached(pod, cluster, &EligibilityCache::default())
+}
+
+/// [`pre_filter`], reusing which nodes count for a constraint from `cache`
+/// when the view and the pod's inclusion inputs are the same.
+pub fn pre_filter_cached(
+    pod: &Pod,
+    cluster: &dyn ClusterView,
+    cache: &EligibilityCache,
+) -> Result<Option<SpreadState>, String> {
     let constraints = hard_constraints(pod)?;
     if constraints.is_empty() {
         return Ok(None);
@@ -143,7 +155,7 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
         // columns and group index give the counts without visiting nodes.
         count_by_index(pod, cluster, &constraints)
     } else {
-        count_by_scan(pod, cluster, &constraints, &node_affinity)
+        count_eligible(pod, cluster, &constraints, &node_affinity, cache)
     };
     let self_match = constraints
         .iter()
@@ -164,76 +176,143 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadS
 /// eligible domains there are.
 type Counted = (Vec<FastMap<String, i64>>, Vec<usize>);
 
-/// PreFilter's counting in general: every node, its inclusion policies,
-/// its pods by group.
-fn count_by_scan(
+/// Which slots count for one constraint (they have every constraint's key
+/// and pass its inclusion policies), and how many domains they span.
+#[derive(Debug)]
+pub struct Eligibility {
+    slots: Vec<bool>,
+    domains: usize,
+}
+
+/// Eligibilities by view generation and inclusion inputs. Pods of one
+/// workload share their node affinity and tolerations, so after the first
+/// the per-node scan is skipped: PreFilter visits only the nodes holding
+/// matching pods. Bounded: dropped when the view changes or it grows past
+/// [`EligibilityCache::MAX`] entries.
+#[derive(Debug, Default)]
+pub struct EligibilityCache(std::sync::Mutex<(Option<u64>, EligibilityByKey)>);
+
+/// Eligibilities by inclusion inputs, for one view generation.
+type EligibilityByKey = HashMap<String, Arc<Eligibility>>;
+
+impl EligibilityCache {
+    pub const MAX: usize = 256;
+
+    fn get(
+        &self,
+        generation: Option<u64>,
+        key: String,
+        compute: impl FnOnce() -> Eligibility,
+    ) -> Arc<Eligibility> {
+        let Some(generation) = generation else {
+            return Arc::new(compute());
+        };
+        if let Ok(guard) = self.0.lock()
+            && guard.0 == Some(generation)
+            && let Some(e) = guard.1.get(&key)
+        {
+            return e.clone();
+        }
+        let e = Arc::new(compute());
+        if let Ok(mut guard) = self.0.lock() {
+            if guard.0 != Some(generation) || guard.1.len() >= Self::MAX {
+                *guard = (Some(generation), HashMap::new());
+            }
+            guard.1.insert(key, e.clone());
+        }
+        e
+    }
+}
+
+/// PreFilter's counting when inclusion policies look at nodes: which nodes
+/// count (cached, see [`EligibilityCache`]), then the matching groups'
+/// placements on them, from the group index.
+fn count_eligible(
     pod: &Pod,
     cluster: &dyn ClusterView,
     constraints: &[Constraint],
     node_affinity: &RequiredNodeAffinity,
+    cache: &EligibilityCache,
 ) -> Counted {
-    let n = constraints.len();
-    // Borrowed from the nodes' labels while counting.
-    let mut counting: Vec<FastMap<&str, i64>> = vec![FastMap::default(); n];
-    let mut domains: Vec<FastSet<&str>> = vec![FastSet::default(); n];
-    // Which constraints a group counts for, as bits: a selector is matched
-    // once per group, not once per pod. (More than 64 constraints: the
-    // rest are matched each time.)
-    let mut matched: IdMap<u64> = IdMap::default();
-    let counts_for = |group: &sift_sdk::PodGroup| -> u64 {
-        if group.terminating || group.namespace != pod.namespace {
-            return 0;
-        }
-        let mut bits = 0u64;
-        for (i, c) in constraints.iter().take(64).enumerate() {
-            if c.selector.matches(&group.labels) {
-                bits |= 1 << i;
-            }
-        }
-        bits
-    };
-    for slot in 0..cluster.slots() {
-        let Some(node) = cluster.node(slot) else {
-            continue;
-        };
-        if !has_all_keys(&node.labels, constraints) {
-            continue;
-        }
-        for (i, c) in constraints.iter().enumerate() {
-            if !included(c, node, node_affinity, &pod.tolerations) {
-                continue;
-            }
-            let value = node.labels.get_key(&c.topology_key).unwrap_or_default();
-            domains[i].insert(value);
-            if c.selector.is_nothing() {
-                continue;
-            }
-            let mut n = 0i64;
-            for g in cluster.pods_on(slot) {
-                let group = &g.group;
-                let hit = if i < 64 {
-                    let bits = *matched.entry(group.id).or_insert_with(|| counts_for(group));
-                    bits & (1 << i) != 0
+    let keys: Vec<&str> = constraints
+        .iter()
+        .map(|c| c.topology_key.as_str())
+        .collect();
+    let keys = keys.join("\u{0}");
+    let affinity = format!("{:?}{:?}", pod.node_selector, pod.required_node_affinity);
+    let tolerations = format!("{:?}", pod.tolerations);
+    let doms: Vec<Arc<Domains>> = constraints
+        .iter()
+        .map(|c| cluster.domains(c.topology_key.as_str()))
+        .collect();
+    let eligible: Vec<Arc<Eligibility>> = constraints
+        .iter()
+        .zip(&doms)
+        .map(|(c, dom)| {
+            let key = format!(
+                "{keys}\u{1}{}\u{1}{}\u{1}{}",
+                c.topology_key.as_str(),
+                if c.honor_node_affinity { &affinity } else { "" },
+                if c.honor_node_taints {
+                    &tolerations
                 } else {
-                    !group.terminating
-                        && group.namespace == pod.namespace
-                        && c.selector.matches(&group.labels)
-                };
-                if hit {
-                    n += i64::from(g.count);
+                    ""
+                },
+            );
+            cache.get(cluster.generation(), key, || {
+                let mut slots = vec![false; cluster.slots() as usize];
+                let mut seen = vec![false; dom.values.len()];
+                for slot in 0..cluster.slots() {
+                    let Some(node) = cluster.node(slot) else {
+                        continue;
+                    };
+                    if has_all_keys(&node.labels, constraints)
+                        && included(c, node, node_affinity, &pod.tolerations)
+                        && let Some(d) = dom.of(slot)
+                    {
+                        slots[slot as usize] = true;
+                        seen[d as usize] = true;
+                    }
                 }
-            }
-            if n != 0 {
-                *counting[i].entry(value).or_insert(0) += n;
+                Eligibility {
+                    slots,
+                    domains: seen.iter().filter(|b| **b).count(),
+                }
+            })
+        })
+        .collect();
+    let mut counts: Vec<Vec<i64>> = doms.iter().map(|d| vec![0; d.values.len()]).collect();
+    let index = cluster.group_index();
+    for (group, placements) in &index.groups {
+        if group.terminating || group.namespace != pod.namespace {
+            continue;
+        }
+        let hits: Vec<usize> = (0..constraints.len())
+            .filter(|&i| constraints[i].selector.matches(&group.labels))
+            .collect();
+        if hits.is_empty() {
+            continue;
+        }
+        for &(slot, count) in placements {
+            for &i in &hits {
+                if eligible[i].slots.get(slot as usize) == Some(&true) {
+                    counts[i][doms[i].by_slot[slot as usize] as usize] += i64::from(count);
+                }
             }
         }
     }
-    let counts = counting
-        .into_iter()
-        .map(|m| m.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
+    let counts = counts
+        .iter()
+        .zip(&doms)
+        .map(|(c, d)| {
+            c.iter()
+                .enumerate()
+                .filter(|(_, n)| **n != 0)
+                .map(|(v, n)| (d.values[v].clone(), *n))
+                .collect()
+        })
         .collect();
-    let domains = domains.iter().map(FastSet::len).collect();
-    (counts, domains)
+    (counts, eligible.iter().map(|e| e.domains).collect())
 }
 
 /// PreFilter's counting when no inclusion policy looks at a node beyond
@@ -459,8 +538,10 @@ fn validate(args: &SpreadArgs) -> Result<(), String> {
 }
 
 /// The plugin: PreFilter and Filter above, behind the SDK's trait.
-#[derive(Debug)]
-pub struct PodTopologySpread;
+#[derive(Debug, Default)]
+pub struct PodTopologySpread {
+    eligibility: EligibilityCache,
+}
 
 impl Predicate for PodTopologySpread {
     const NAME: &'static str = NAME;
@@ -479,11 +560,11 @@ impl Predicate for PodTopologySpread {
         // Default constraints only apply with a selector deduced from the
         // pod's Services and controllers, which sift is not given: they
         // never filter here (see the module's doc).
-        Ok(PodTopologySpread)
+        Ok(PodTopologySpread::default())
     }
 
     fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<SpreadState> {
-        match pre_filter(pod, cluster) {
+        match pre_filter_cached(pod, cluster, &self.eligibility) {
             Ok(Some(state)) => Prepare::Proceed(state),
             Ok(None) => Prepare::Skip,
             Err(e) => Prepare::Reject(Status::error(format!("get constraints from pod: {e}"))),
@@ -582,7 +663,7 @@ mod tests {
             ..Default::default()
         };
         let cluster = sift_sdk::ClusterTables::default();
-        match PodTopologySpread.prepare(&pod, &cluster) {
+        match PodTopologySpread::default().prepare(&pod, &cluster) {
             Prepare::Reject(s) => {
                 assert_eq!(s.code, sift_sdk::Code::Error);
                 assert!(s.reasons()[0].starts_with(
@@ -593,7 +674,7 @@ mod tests {
         }
         // A pod without DoNotSchedule constraints is not this plugin's business.
         assert!(matches!(
-            PodTopologySpread.prepare(&Pod::default(), &cluster),
+            PodTopologySpread::default().prepare(&Pod::default(), &cluster),
             Prepare::Skip
         ));
     }
