@@ -53,6 +53,94 @@ fn filter_demo_cluster_as_json() {
     );
 }
 
+/// A dump where Deployments spread over zones and keep apart
+/// (`tests/data/spread/gen.py` works out each expectation from upstream's
+/// rules): `sift filter` schedules its pending pods as kube-scheduler would.
+#[test]
+fn filter_a_dump_with_spread_and_affinity_matches_kube_scheduler() {
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        "tests/data/spread/cluster.json",
+        "-o",
+        "json",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let cycle = |pod: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["pod"] == pod)
+            .unwrap_or_else(|| panic!("no cycle for {pod}: {out}"))
+            .clone()
+    };
+    let status = |c: &serde_json::Value, node: &str| {
+        let s = &c["statuses"][node];
+        (
+            s["code"].as_str().unwrap_or("").to_string(),
+            s["plugin"].as_str().unwrap_or("").to_string(),
+            s["reasons"][0].as_str().unwrap_or("").to_string(),
+        )
+    };
+    let s = |code: &str, plugin: &str, reason: &str| {
+        (code.to_string(), plugin.to_string(), reason.to_string())
+    };
+
+    let web = cycle("shop/web-7d9f8-ddddd");
+    assert_eq!(web["feasibleNodes"], serde_json::json!(["node-c1"]));
+    for n in ["node-a1", "node-a2", "node-b1"] {
+        assert_eq!(
+            status(&web, n),
+            s(
+                "Unschedulable",
+                "PodTopologySpread",
+                "node(s) didn't match pod topology spread constraints"
+            )
+        );
+    }
+    let cache = cycle("shop/cache-0");
+    assert_eq!(cache["feasibleNodes"], serde_json::json!(["node-c1"]));
+    assert_eq!(
+        status(&cache, "node-a2"),
+        s(
+            "Unschedulable",
+            "InterPodAffinity",
+            "node(s) didn't match pod anti-affinity rules"
+        )
+    );
+    let db = cycle("data/db-0");
+    assert_eq!(
+        db["feasibleNodes"],
+        serde_json::json!(["node-a1", "node-b1", "node-a2"])
+    );
+    assert_eq!(
+        status(&db, "node-c1"),
+        s(
+            "UnschedulableAndUnresolvable",
+            "InterPodAffinity",
+            "node(s) didn't match pod affinity rules"
+        )
+    );
+    let batch = cycle("shop/batch-0");
+    assert_eq!(
+        status(&batch, "node-c1"),
+        s(
+            "Unschedulable",
+            "InterPodAffinity",
+            "node(s) didn't satisfy existing pods anti-affinity rules"
+        )
+    );
+    let none = cycle("shop/cache-1");
+    assert_eq!(none["feasibleNodes"], serde_json::json!([]));
+    assert_eq!(
+        none["message"],
+        "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, \
+         3 node(s) didn't match pod anti-affinity rules."
+    );
+}
+
 #[test]
 fn filter_table_is_the_default() {
     let o = sift(&[
