@@ -281,6 +281,23 @@ fn count_eligible(
             })
         })
         .collect();
+    let counts = count_matching(pod, cluster, constraints, &doms, |i, slot| {
+        eligible[i].slots.get(slot as usize) == Some(&true)
+    });
+    (counts, eligible.iter().map(|e| e.domains).collect())
+}
+
+/// Per constraint, the pods of `pod`'s namespace matching its selector
+/// (not terminating), by domain, on the slots `eligible(constraint, slot)`
+/// admits: from the group index, so only matching groups' placements are
+/// visited.
+fn count_matching(
+    pod: &Pod,
+    cluster: &dyn ClusterView,
+    constraints: &[Constraint],
+    doms: &[Arc<Domains>],
+    eligible: impl Fn(usize, u32) -> bool,
+) -> Vec<FastMap<String, i64>> {
     let mut counts: Vec<Vec<i64>> = doms.iter().map(|d| vec![0; d.values.len()]).collect();
     let index = cluster.group_index();
     for (group, placements) in &index.groups {
@@ -295,15 +312,15 @@ fn count_eligible(
         }
         for &(slot, count) in placements {
             for &i in &hits {
-                if eligible[i].slots.get(slot as usize) == Some(&true) {
+                if eligible(i, slot) {
                     counts[i][doms[i].by_slot[slot as usize] as usize] += i64::from(count);
                 }
             }
         }
     }
-    let counts = counts
+    counts
         .iter()
-        .zip(&doms)
+        .zip(doms)
         .map(|(c, d)| {
             c.iter()
                 .enumerate()
@@ -311,15 +328,14 @@ fn count_eligible(
                 .map(|(v, n)| (d.values[v].clone(), *n))
                 .collect()
         })
-        .collect();
-    (counts, eligible.iter().map(|e| e.domains).collect())
+        .collect()
 }
 
 /// PreFilter's counting when no inclusion policy looks at a node beyond
 /// its topology labels: from the topology domain columns and the group
 /// index (matching groups' placements only), not from every node.
 fn count_by_index(pod: &Pod, cluster: &dyn ClusterView, constraints: &[Constraint]) -> Counted {
-    let doms: Vec<std::sync::Arc<Domains>> = constraints
+    let doms: Vec<Arc<Domains>> = constraints
         .iter()
         .map(|c| cluster.domains(c.topology_key.as_str()))
         .collect();
@@ -341,38 +357,7 @@ fn count_by_index(pod: &Pod, cluster: &dyn ClusterView, constraints: &[Constrain
             .map(|s| s.iter().filter(|b| **b).count())
             .collect()
     };
-    let mut counts: Vec<Vec<i64>> = doms.iter().map(|d| vec![0; d.values.len()]).collect();
-    let index = cluster.group_index();
-    for (group, placements) in &index.groups {
-        if group.terminating || group.namespace != pod.namespace {
-            continue;
-        }
-        let hits: Vec<usize> = (0..constraints.len())
-            .filter(|&i| constraints[i].selector.matches(&group.labels))
-            .collect();
-        if hits.is_empty() {
-            continue;
-        }
-        for &(slot, count) in placements {
-            if !eligible(slot) {
-                continue;
-            }
-            for &i in &hits {
-                counts[i][doms[i].by_slot[slot as usize] as usize] += i64::from(count);
-            }
-        }
-    }
-    let counts = counts
-        .iter()
-        .zip(&doms)
-        .map(|(c, d)| {
-            c.iter()
-                .enumerate()
-                .filter(|(_, n)| **n != 0)
-                .map(|(v, n)| (d.values[v].clone(), *n))
-                .collect()
-        })
-        .collect();
+    let counts = count_matching(pod, cluster, constraints, &doms, |_, slot| eligible(slot));
     (counts, domains)
 }
 
