@@ -518,3 +518,70 @@ fn filter_runs_a_plugin_named_by_file_or_enabled_by_name() {
     assert!(err.contains("--native"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn trace_openb_writes_a_cluster_and_a_workload_sift_reads() {
+    let dir = sift_tests::temp_dir("cli-trace");
+    let nodes = dir.join("nodes.csv");
+    let pods = dir.join("pods.csv");
+    std::fs::write(
+        &nodes,
+        "sn,cpu_milli,memory_mib,gpu,model\nn0,32000,262144,0,\nn1,96000,786432,8,T4\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &pods,
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n\
+         a,1000,1024,1,500,T4,LS,Running,0,9,0\n\
+         b,2000,2048,0,0,,BE,Running,3,,3\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = sift(&[
+        "trace",
+        "openb",
+        nodes.to_str().unwrap(),
+        pods.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--gpu-nodes-only",
+    ]);
+    let (stdout, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(stdout.contains("1 nodes (1 with GPUs, 8 GPUs)"), "{stdout}");
+    assert!(
+        stdout.contains("500 milli-GPU, 6.2% of the nodes' 8000"),
+        "{stdout}"
+    );
+    let events = sift_host::input::workload::read(&out.join("workload.ndjson")).unwrap();
+    let seen: Vec<(String, Option<u64>)> = events
+        .iter()
+        .map(|e| (format!("{:?}", e.kind), e.time))
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("Added".to_string(), Some(0)),
+            ("Added".to_string(), Some(3)),
+            ("Deleted".to_string(), Some(9))
+        ]
+    );
+    // The cluster and the pods go straight into `sift filter`.
+    let pod = serde_json::to_string(&events[0].object).unwrap();
+    let pod_file = dir.join("pod.json");
+    std::fs::write(&pod_file, pod).unwrap();
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        out.join("cluster.json").to_str().unwrap(),
+        "--pod",
+        pod_file.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    let (stdout, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v[0]["feasibleNodes"], serde_json::json!(["n1"]));
+    std::fs::remove_dir_all(&dir).ok();
+}

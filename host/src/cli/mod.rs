@@ -6,6 +6,7 @@ mod conformance;
 mod filter;
 mod plugins;
 mod serve;
+mod trace;
 
 use crate::bench;
 use crate::config::Config;
@@ -22,6 +23,7 @@ use serve::serve;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
+use trace::{TraceCommand, trace};
 
 /// sift runs Kubernetes scheduler filter predicates as sandboxed
 /// WebAssembly components: for a pod, which nodes can run it, and why not
@@ -53,7 +55,8 @@ const EXAMPLES: &str = "Examples:
   sift bench --nodes 5000
   sift serve --listen 0.0.0.0:8888 --cluster cluster.json --log-level info
   sift new --lang rust my-check
-  sift component new plugin.wasm -o my_plugin.wasm";
+  sift component new plugin.wasm -o my_plugin.wasm
+  sift trace openb openb_node_list_all_node.csv openb_pod_list_default.csv -o openb";
 
 #[derive(Subcommand)]
 enum Command {
@@ -89,6 +92,10 @@ enum Command {
     /// component of a core module, write the contract's C bindings.
     #[command(subcommand)]
     Component(crate::authoring::componentize::ComponentCommand),
+    /// Import a published trace as a cluster and a workload (pods arriving
+    /// and leaving), for simulations.
+    #[command(subcommand)]
+    Trace(TraceCommand),
 }
 
 #[derive(Args)]
@@ -183,6 +190,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
         Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
         Command::Serve(a) => serve(a),
+        Command::Trace(c) => trace(c),
         Command::Component(c) => crate::authoring::componentize::run(c).map(|_| ExitCode::SUCCESS),
         Command::New(a) => {
             let dir = crate::authoring::scaffold::run(a)?;

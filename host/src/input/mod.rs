@@ -1,8 +1,12 @@
 //! Input: Kubernetes objects as `kubectl get -o json|yaml` prints them, read
-//! from files ([`read`]) and turned into the plugin model ([`kube`]). The
+//! from files ([`read`]) and turned into the plugin model ([`kube`]);
+//! workloads of pod events ([`workload`]) and the openb trace imported as
+//! such ([`openb`]). The
 //! lowest layer of the host: it imports nothing else of sift's.
 
 pub mod kube;
+pub mod openb;
 pub mod read;
+pub mod workload;
 
 pub use read::{MAX_FLOW_DEPTH, Objects, Origin, parse_documents};
