@@ -196,7 +196,9 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
     if full.pod {
         pod.object = Some(kube::object_json(&pod_obj));
     }
-    let snapshot = ClusterState::from_objects_keeping(&objects, full.node)?.snapshot();
+    let snapshot =
+        ClusterState::from_objects_keeping(&objects, full.node, kube::DEFAULT_SCHEDULER_NAME)?
+            .snapshot();
     let outcome = engine.find_nodes_that_fit(&snapshot, pod);
     Ok(compare(&case.expect, &outcome))
 }

@@ -34,12 +34,13 @@ def node(name, zone="zone-a", cpu="4", labels=None):
 
 
 def pod(name, cpu="100m", priority=0, labels=None, node_name=None, nominated=None,
-        phase="Pending", ports=None, affinity=None, spread=None, uid=None):
+        phase="Pending", ports=None, affinity=None, spread=None, uid=None,
+        scheduler="default-scheduler"):
     container = {"name": "app", "image": "registry.k8s.io/pause:3.10",
                  "resources": {"requests": {"cpu": cpu}}}
     if ports:
         container["ports"] = [{"containerPort": p, "hostPort": p, "protocol": "TCP"} for p in ports]
-    spec = {"containers": [container], "schedulerName": "default-scheduler",
+    spec = {"containers": [container], "schedulerName": scheduler,
             "priority": priority}
     if node_name:
         spec["nodeName"] = node_name
@@ -190,6 +191,11 @@ case("a nominated pod of another namespace does not count for spreading",
 
 case("finished pods are not nominated",
      two(), [pod("victor", cpu="3500m", priority=100, nominated="node-a", phase="Failed")],
+     pod("web", cpu="1"), ["node-a", "node-b"])
+
+case("a pod of another scheduler is not in this scheduler's queue: its nomination does not count",
+     two(), [pod("victor", cpu="3500m", priority=100, nominated="node-a",
+                 scheduler="other-scheduler")],
      pod("web", cpu="1"), ["node-a", "node-b"])
 
 case("a pod nominated to a node that does not exist is ignored",

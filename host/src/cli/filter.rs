@@ -140,7 +140,9 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
     let mut engine = Engine::new(catalog.select(&selected)?, options)?;
     // Whole objects are kept only if a plugin reads them.
     let full = engine.full_objects();
-    let snapshot = ClusterState::from_objects_keeping(&cluster, full.node)?.snapshot();
+    let snapshot =
+        ClusterState::from_objects_keeping(&cluster, full.node, config.scheduler_name())?
+            .snapshot();
     let mut outcomes = Vec::new();
     for (pod, origin) in &pods {
         let mut model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;

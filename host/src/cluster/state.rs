@@ -228,20 +228,29 @@ pub struct ClusterState {
     namespaces: Arc<Namespaces>,
     /// Pending pods nominated to nodes, by pod key.
     nominations: Arc<Nominations>,
+    /// The scheduler whose queue nominations count from (`None`:
+    /// kube-scheduler's `default-scheduler`).
+    scheduler_name: Option<String>,
 }
 
 impl ClusterState {
     /// The state of nodes (in input order) and the pods bound to them.
     /// Pods in phase Succeeded or Failed hold nothing.
     pub fn from_objects(objects: &Objects) -> Result<ClusterState> {
-        ClusterState::from_objects_keeping(objects, false)
+        ClusterState::from_objects_keeping(objects, false, kube::DEFAULT_SCHEDULER_NAME)
     }
 
     /// As [`ClusterState::from_objects`]; with `node_objects`, each node
     /// keeps its whole object as JSON (`Node::object`, the escape hatch),
-    /// for plugins that read it.
-    pub fn from_objects_keeping(objects: &Objects, node_objects: bool) -> Result<ClusterState> {
+    /// for plugins that read it. Nominations count from the pods of
+    /// `scheduler_name`'s queue.
+    pub fn from_objects_keeping(
+        objects: &Objects,
+        node_objects: bool,
+        scheduler_name: &str,
+    ) -> Result<ClusterState> {
         let mut cluster = ClusterState::default();
+        cluster.set_scheduler_name(scheduler_name);
         for (obj, origin) in &objects.nodes {
             let mut node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
             if node_objects {
@@ -324,6 +333,13 @@ impl ClusterState {
         self.cluster.remove(name)
     }
 
+    /// Whose pods' nominations count: kube-scheduler's nominator holds the
+    /// pods of its own queue only (`spec.schedulerName` of one of its
+    /// profiles). Set it before adding pods.
+    pub fn set_scheduler_name(&mut self, name: &str) {
+        self.scheduler_name = Some(name.to_string());
+    }
+
     /// Pending pods nominated to nodes.
     pub fn nominated_count(&self) -> usize {
         self.nominations.len()
@@ -346,7 +362,14 @@ impl ClusterState {
                 };
                 (Some(usage), None)
             }
-            None if active && kube::nominated_node(pod).is_some() => {
+            None if active
+                && kube::nominated_node(pod).is_some()
+                && kube::scheduler_name(pod)
+                    == self
+                        .scheduler_name
+                        .as_deref()
+                        .unwrap_or(kube::DEFAULT_SCHEDULER_NAME) =>
+            {
                 (None, Nominated::of(&kube::pod(pod)?))
             }
             _ => (None, None),

@@ -628,6 +628,53 @@ struct WasmBatch<'a> {
 }
 
 impl WasmBatch<'_> {
+    /// A 0.1 component's nominated first pass: the node with the pods added
+    /// goes into a scratch slot past the table's end. 0.1 promises
+    /// `prepare`, then only `filter` calls within a cycle, so the pod is
+    /// prepared again after that sync; afterwards the real node is sent
+    /// again (a plugin keeping nodes by name finds it back) and the scratch
+    /// slot removed, and the next call prepares again. Two node records and
+    /// a prepare per first pass: nominations are few.
+    fn filter_scratch(
+        &self,
+        p: &WasmPlugin,
+        i: &mut Instance,
+        slot: u32,
+        pass: &NominatedPass,
+    ) -> Result<Status, PluginError> {
+        let Versioned::V0_1(b) = &i.bindings else {
+            return Err(p.error("scratch slots are for contract 0.1"));
+        };
+        let snapshot = &self.cycle.snapshot;
+        let fields = p.identity.node_fields;
+        let scratch = snapshot.len() as u32;
+        v0_1::sync_node(b, &mut i.store, scratch, &pass.node, fields)
+            .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+        p.nodes_sent.fetch_add(1, Ordering::Relaxed);
+        p.prepare_on(i, self.cycle, &self.pod)?;
+        let Versioned::V0_1(b) = &i.bindings else {
+            return Err(p.error("scratch slots are for contract 0.1"));
+        };
+        i.store.set_epoch_deadline(p.runtime.deadline_ticks());
+        let got = v0_1::filter(b, &mut i.store, &[scratch])
+            .map_err(|e| p.call_error("filter", &i.store, e));
+        // Whatever the filter did, the table is restored.
+        i.prepared_cycle = None;
+        v0_1::sync_nodes(b, &mut i.store, snapshot, &[slot], &[scratch], fields)
+            .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+        p.nodes_sent.fetch_add(1, Ordering::Relaxed);
+        let got = got?;
+        match got.rejections.first() {
+            None => Ok(Status::success()),
+            Some((_, s)) => got.statuses.get(*s as usize).cloned().ok_or_else(|| {
+                p.error(format!(
+                    "filter answered status #{s} of {}",
+                    got.statuses.len()
+                ))
+            }),
+        }
+    }
+
     /// Makes `i` ready to filter for this cycle: synced, pod prepared.
     fn ready(&self, i: &mut Instance) -> Result<(), PluginError> {
         if i.prepared_cycle != Some(self.cycle.id)
@@ -666,25 +713,7 @@ impl BatchFilter for WasmBatch<'_> {
             match &i.bindings {
                 Versioned::V0_2(b) => v0_2::filter_nominated(b, &mut i.store, slot, &pass.added)
                     .map_err(|e| p.call_error("filter-nominated", &i.store, e)),
-                Versioned::V0_1(b) => {
-                    let scratch = self.cycle.snapshot.len() as u32;
-                    v0_1::sync_node(b, &mut i.store, scratch, &pass.node, fields)
-                        .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
-                    p.nodes_sent.fetch_add(1, Ordering::Relaxed);
-                    let got = v0_1::filter(b, &mut i.store, &[scratch])
-                        .map_err(|e| p.call_error("filter", &i.store, e))?;
-                    v0_1::remove_nodes(b, &mut i.store, &[scratch])
-                        .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
-                    match got.rejections.first() {
-                        None => Ok(Status::success()),
-                        Some((_, s)) => got.statuses.get(*s as usize).cloned().ok_or_else(|| {
-                            p.error(format!(
-                                "filter answered status #{s} of {}",
-                                got.statuses.len()
-                            ))
-                        }),
-                    }
-                }
+                Versioned::V0_1(_) => self.filter_scratch(p, i, slot, pass),
             }
         })
     }

@@ -70,16 +70,6 @@ pub(super) fn sync_node(
         .call_sync_nodes(store, &[entry], &[])
 }
 
-/// Forgets the nodes at `slots`.
-pub(super) fn remove_nodes(
-    b: &Bindings,
-    store: &mut Store<InstanceState>,
-    slots: &[u32],
-) -> wasmtime::Result<()> {
-    b.sift_predicate_predicate()
-        .call_sync_nodes(store, &[], slots)
-}
-
 // --- conversions ----------------------------------------------------------------
 
 shared_conversions!();

@@ -314,9 +314,11 @@ impl Engine {
         out.feasible_nodes = found;
 
         if let (Some(absent), Some((kept, _))) = (&diagnosis.absent, &narrowed) {
+            let explicit: std::collections::HashSet<&str> =
+                diagnosis.explicit.iter().map(|(n, _)| &**n).collect();
             for &slot in all {
                 let name = snapshot.name(slot);
-                if !kept.contains(&**name) && !diagnosis.explicit.iter().any(|(n, _)| n == name) {
+                if !kept.contains(&**name) && !explicit.contains(&**name) {
                     out.statuses
                         .push((snapshot.name(slot).clone(), absent.clone()));
                 }

@@ -57,11 +57,7 @@ pub fn not_for_scheduler(pod: &k8s::Pod, scheduler_name: &str) -> Option<SkipRea
     if pod.metadata.deletion_timestamp.is_some() {
         return Some(SkipReason::Deleting);
     }
-    let name = spec
-        .and_then(|s| s.scheduler_name.as_deref())
-        .filter(|n| !n.is_empty())
-        .unwrap_or(DEFAULT_SCHEDULER_NAME);
-    if name != scheduler_name {
+    if self::scheduler_name(pod) != scheduler_name {
         return Some(SkipReason::OtherScheduler);
     }
     if spec
@@ -71,6 +67,15 @@ pub fn not_for_scheduler(pod: &k8s::Pod, scheduler_name: &str) -> Option<SkipRea
         return Some(SkipReason::Gated);
     }
     None
+}
+
+/// `spec.schedulerName`, defaulted to `default-scheduler`.
+pub fn scheduler_name(pod: &k8s::Pod) -> &str {
+    pod.spec
+        .as_ref()
+        .and_then(|s| s.scheduler_name.as_deref())
+        .filter(|n| !n.is_empty())
+        .unwrap_or(DEFAULT_SCHEDULER_NAME)
 }
 
 /// See [`not_for_scheduler`].

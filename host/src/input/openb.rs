@@ -21,7 +21,8 @@
 //!   required node affinity `In` on the model label. `qos` becomes the label
 //!   `sift.io/openb-qos`.
 //! - **Events**: the pod arrives at `creation_time` and leaves at
-//!   `deletion_time` (seconds); at equal times departures come first. The
+//!   `deletion_time` (seconds); at equal times departures come first. A
+//!   pod without a `deletion_time` after its `creation_time` stays. The
 //!   `multigpu50` list has no times: its pods arrive in file order and stay.
 //!   `pod_phase` and `scheduled_time` (what happened in production) are not
 //!   used.
@@ -106,9 +107,22 @@ pub fn import(nodes_csv: &Path, pods_csv: &Path, gpu_nodes_only: bool) -> Result
     let pod_rows: Vec<PodRow> = rows(pods_csv)?;
     let mut summary = Summary::default();
     let mut nodes = Vec::new();
-    for n in &node_rows {
+    let mut seen = std::collections::HashSet::new();
+    for (i, n) in node_rows.iter().enumerate() {
         if n.sn.is_empty() {
-            bail!("{}: a node without a name (sn)", nodes_csv.display());
+            bail!(
+                "{}:{}: a node without a name (sn)",
+                nodes_csv.display(),
+                i + 2
+            );
+        }
+        if !seen.insert(n.sn.as_str()) {
+            bail!(
+                "{}:{}: node {} appears twice",
+                nodes_csv.display(),
+                i + 2,
+                n.sn
+            );
         }
         if gpu_nodes_only && n.gpu == 0 {
             continue;
@@ -122,9 +136,18 @@ pub fn import(nodes_csv: &Path, pods_csv: &Path, gpu_nodes_only: bool) -> Result
     }
     let mut timed: Vec<(u64, u8, usize, Event)> = Vec::new();
     let mut untimed: Vec<Event> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for (i, p) in pod_rows.iter().enumerate() {
         if p.name.is_empty() {
             bail!("{}:{}: a pod without a name", pods_csv.display(), i + 2);
+        }
+        if !seen.insert(p.name.as_str()) {
+            bail!(
+                "{}:{}: pod {} appears twice",
+                pods_csv.display(),
+                i + 2,
+                p.name
+            );
         }
         let obj = pod(p)?;
         summary.pods += 1;

@@ -82,6 +82,8 @@ pub fn parse(text: &str) -> Result<Vec<Event>> {
                 anyhow!("{n}: not a workload event: field {at}: {}", e.inner())
             }
         })?;
+        de.end()
+            .map_err(|e| anyhow!("{n}: text after the event (one event per line): {e}"))?;
         if event
             .object
             .metadata
@@ -158,6 +160,12 @@ mod tests {
             (
                 format!("{{\"type\":\"ADDED\",\"when\":1,\"object\":{POD}}}"),
                 "1: not a workload event",
+            ),
+            (
+                format!(
+                    "{{\"type\":\"ADDED\",\"object\":{POD}}}{{\"type\":\"DELETED\",\"object\":{POD}}}"
+                ),
+                "1: text after the event",
             ),
         ];
         for (text, expected) in cases {

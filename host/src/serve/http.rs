@@ -10,7 +10,8 @@
 //! `ignorable` extender survives).
 
 use super::requests::{
-    FilterRequest, RequestNodes, apply_cluster_events, parse_cluster_events, parse_filter_request,
+    FilterRequest, RequestNodes, apply_cluster_events, parse_cluster_events_keeping,
+    parse_filter_request,
 };
 use crate::cluster::ClusterState;
 use crate::config::Config;
@@ -122,6 +123,8 @@ struct ClusterFeed {
     file_pods: BTreeSet<String>,
     file_namespaces: BTreeSet<String>,
     file_error: Option<String>,
+    /// Whether nodes keep their whole object (a loaded plugin reads it).
+    keep_node_objects: bool,
     /// SHA-256 of each file's contents last applied: a file event that
     /// leaves them unchanged (touch, chmod, a rewrite with the same bytes)
     /// costs a read, not a parse.
@@ -156,9 +159,9 @@ impl ClusterFeed {
         let mut models = Vec::new();
         for (obj, origin) in &objects.nodes {
             let mut node = kube::node(obj).map_err(|e| anyhow!("{origin}: {e:#}"))?;
-            // Kept whatever the plugins now: a plugin hot-loaded later may
-            // read it.
-            node.object = Some(kube::object_json(obj));
+            if self.keep_node_objects {
+                node.object = Some(kube::object_json(obj));
+            }
             nodes.insert(node.name.clone());
             models.push(node);
         }
@@ -221,6 +224,9 @@ fn absolute(p: &Path) -> PathBuf {
 
 /// Runs the server until SIGTERM or SIGINT; in-flight requests finish.
 pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf) -> Result<()> {
+    // Nominations count from this scheduler's pods (as configured at start).
+    let mut state = ClusterState::default();
+    state.set_scheduler_name(config.scheduler_name());
     let max_body = parse_size(&args.max_body)?;
     let metrics = Arc::new(Metrics::new());
     let dir = absolute(&dir);
@@ -234,12 +240,13 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
     )?;
     let cluster_files: Vec<PathBuf> = args.cluster.iter().map(|p| absolute(p)).collect();
     let mut feed = ClusterFeed {
-        state: ClusterState::default(),
+        state,
         files: cluster_files.clone(),
         file_nodes: BTreeSet::new(),
         file_pods: BTreeSet::new(),
         file_namespaces: BTreeSet::new(),
         file_error: None,
+        keep_node_objects: reloader.profile().load().engine.full_objects().node,
         applied: None,
         reloads: 0,
     };
@@ -496,6 +503,17 @@ impl Server {
         let Ok(mut feed) = self.cluster.lock() else {
             return;
         };
+        // Whole node objects are kept only while a loaded plugin reads
+        // them; when one starts to, the files are applied again with them.
+        let keep = self.profile.load().engine.full_objects().node;
+        let force = force || (keep && !feed.keep_node_objects);
+        if keep && !feed.keep_node_objects {
+            tracing::warn!(
+                "a plugin now reads whole node objects: nodes from --cluster files get them now, \
+                 nodes POSTed to /cluster only when they are sent again"
+            );
+        }
+        feed.keep_node_objects = keep;
         match feed.reload_files(force) {
             Ok(false) => feed.file_error = None,
             Ok(true) => {
@@ -562,6 +580,11 @@ impl Server {
             }
             RequestNodes::Names(names) => (names, None, None),
         };
+        // A plugin that reads whole node objects was just loaded: apply
+        // the cluster files again, with them.
+        if full.node && self.cluster.lock().is_ok_and(|f| !f.keep_node_objects) {
+            self.reload_cluster(false);
+        }
         let (snapshot, candidates, unknown) = {
             let mut feed = self
                 .cluster
@@ -622,7 +645,8 @@ impl Server {
 
     /// Applies informer-style events to the cluster state.
     fn cluster_events(&self, body: &[u8]) -> Result<Value, String> {
-        let parsed = parse_cluster_events(body)?;
+        let keep = self.profile.load().engine.full_objects().node;
+        let parsed = parse_cluster_events_keeping(body, keep)?;
         let mut feed = self
             .cluster
             .lock()

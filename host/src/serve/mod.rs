@@ -16,5 +16,5 @@ pub mod requests;
 pub use http::{ServeArgs, run};
 pub use requests::{
     ClusterEvent, FilterRequest, RequestNodes, apply_cluster_events, parse_cluster_events,
-    parse_filter_request,
+    parse_cluster_events_keeping, parse_filter_request,
 };

@@ -126,6 +126,15 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
 /// special case). Every event is checked here, so a body is applied whole
 /// or not at all.
 pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
+    parse_cluster_events_keeping(body, false)
+}
+
+/// As [`parse_cluster_events`]; with `node_objects`, each node keeps its
+/// whole object as JSON (for plugins that read it: the escape hatch).
+pub fn parse_cluster_events_keeping(
+    body: &[u8],
+    node_objects: bool,
+) -> Result<Vec<ClusterEvent>, String> {
     let mut values = Vec::new();
     for v in serde_json::Deserializer::from_slice(body).into_iter::<Value>() {
         values.push(v.map_err(|e| format!("body is not JSON: {e}"))?);
@@ -177,9 +186,9 @@ pub fn parse_cluster_events(body: &[u8]) -> Result<Vec<ClusterEvent>, String> {
                     ClusterEvent::DeleteNode(node.metadata.name.unwrap_or_default())
                 } else {
                     let mut model = kube::node(&node).map_err(|e| format!("{object_at}: {e:#}"))?;
-                    // Kept whatever the plugins now: a plugin hot-loaded
-                    // later may read it.
-                    model.object = Some(kube::object_json(&node));
+                    if node_objects {
+                        model.object = Some(kube::object_json(&node));
+                    }
                     if model.name.is_empty() {
                         return Err(format!("{object_at}.metadata.name: missing"));
                     }
