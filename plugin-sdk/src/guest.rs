@@ -308,11 +308,7 @@ impl<P: Predicate> State<P> {
         for a in &added {
             node.add_pod(&a.requests, &a.host_ports);
         }
-        let status = match plugin.add_pods(pod, state, &node, &added) {
-            Some(updated) => plugin.filter(pod, &updated, &node),
-            None => plugin.filter(pod, state, &node),
-        };
-        status_to_wire(status)
+        status_to_wire(crate::filter_nominated(plugin, pod, state, &node, &added))
     }
 }
 

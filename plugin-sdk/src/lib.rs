@@ -162,6 +162,22 @@ impl Args {
     }
 }
 
+/// The first pass of a node with pods nominated to it: `node` already
+/// holds `added`; the state learns of them through [`Predicate::add_pods`].
+/// What both the component and the native registration run.
+fn filter_nominated<P: Predicate>(
+    plugin: &P,
+    pod: &Pod,
+    state: &P::PodState,
+    node: &Node,
+    added: &[NominatedPod],
+) -> Status {
+    match plugin.add_pods(pod, state, node, added) {
+        Some(updated) => plugin.filter(pod, &updated, node),
+        None => plugin.filter(pod, state, node),
+    }
+}
+
 /// Makes a [`Predicate`] a sift plugin: on `wasm32` it exports the
 /// component's contract; natively it defines `sift_native_plugin()`, the
 /// in-process registration the host and tests use.

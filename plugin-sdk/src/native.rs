@@ -50,12 +50,9 @@ impl<P: Predicate> DynPredicate for Erased<P> {
         node: &Node,
         added: &[NominatedPod],
     ) -> Status {
-        let Some(s) = state.downcast_ref::<P::PodState>() else {
-            return Status::error("pod state of another plugin");
-        };
-        match self.0.add_pods(pod, s, node, added) {
-            Some(updated) => self.0.filter(pod, &updated, node),
-            None => self.0.filter(pod, s, node),
+        match state.downcast_ref::<P::PodState>() {
+            Some(s) => crate::filter_nominated(&self.0, pod, s, node, added),
+            None => Status::error("pod state of another plugin"),
         }
     }
 }

@@ -161,9 +161,7 @@ impl NodeTable {
         let mut groups: BTreeMap<u64, GroupCount> = BTreeMap::new();
         for key in pods.on.get(&node.name).into_iter().flatten() {
             if let Some(u) = pods.by_key.get(key) {
-                node.requested.add(&u.requests);
-                node.pod_count += 1;
-                node.used_ports.extend(u.ports.iter().cloned());
+                node.add_pod(&u.requests, &u.ports);
                 if let Some((group, _)) = pods.groups.get(&u.group) {
                     groups
                         .entry(group.id)

@@ -6,7 +6,7 @@
 //! Sections, the same in every version's file: bindings, host imports,
 //! calls, conversions.
 
-use super::wire::{shared_calls, shared_conversions, shared_imports};
+use super::wire::{node_conversions, shared_calls, shared_conversions, shared_imports};
 use super::{Describe, Verdicts};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
@@ -143,50 +143,10 @@ fn group_to_wire(g: &PodGroup) -> wire::PodGroup {
 
 shared_conversions!();
 
-fn node_fields_from_wire(f: wire::NodeFields) -> NodeFields {
-    let mut out = NodeFields::NONE;
-    for (theirs, ours) in [
-        (wire::NodeFields::LABELS, NodeFields::LABELS),
-        (wire::NodeFields::TAINTS, NodeFields::TAINTS),
-        (wire::NodeFields::UNSCHEDULABLE, NodeFields::UNSCHEDULABLE),
-        (wire::NodeFields::RESOURCES, NodeFields::RESOURCES),
-        (wire::NodeFields::PORTS, NodeFields::PORTS),
-        (wire::NodeFields::ANNOTATIONS, NodeFields::ANNOTATIONS),
-        (wire::NodeFields::CONDITIONS, NodeFields::CONDITIONS),
-        (wire::NodeFields::OBJECT, NodeFields::OBJECT),
-    ] {
-        if f & theirs == theirs {
-            out = out | ours;
-        }
-    }
-    out
-}
-
-/// A node with only the fields the plugin reads.
-fn node_to_wire(n: &sift_sdk::Node, fields: NodeFields) -> wire::Node {
-    let resources = fields.contains(NodeFields::RESOURCES);
-    wire::Node {
-        name: n.name.clone(),
-        labels: masked(fields, NodeFields::LABELS, || labels_to_wire(&n.labels)),
-        taints: masked(fields, NodeFields::TAINTS, || taints_to_wire(&n.taints)),
-        unschedulable: fields.contains(NodeFields::UNSCHEDULABLE) && n.unschedulable,
-        allocatable: if resources {
-            resources_to_wire(&n.allocatable)
-        } else {
-            empty_resources()
-        },
-        requested: if resources {
-            resources_to_wire(&n.requested)
-        } else {
-            empty_resources()
-        },
-        pod_count: if resources { n.pod_count } else { 0 },
-        used_ports: masked(fields, NodeFields::PORTS, || {
-            n.used_ports.iter().map(port_to_wire).collect()
-        }),
-        annotations: masked(fields, NodeFields::ANNOTATIONS, || {
-            labels_to_wire(&n.annotations)
-        }),
+node_conversions! {
+    flags: [LABELS, TAINTS, UNSCHEDULABLE, RESOURCES, PORTS, ANNOTATIONS, CONDITIONS, OBJECT],
+    more: |n, fields| {
+        annotations: masked(fields, NodeFields::ANNOTATIONS, || labels_to_wire(&n.annotations)),
         conditions: masked(fields, NodeFields::CONDITIONS, || {
             n.conditions
                 .iter()

@@ -6,8 +6,8 @@
 
 /// Expands, in a version module with `wire` (its generated types),
 /// `Status`, `Code` and `NodeFields` in scope, the conversions of the
-/// records all versions share. Each version writes its own `node_to_wire`
-/// and `pod_to_wire` from these.
+/// records all versions share. Each version writes its own `pod_to_wire`
+/// from these, and its node conversions with [`node_conversions`].
 macro_rules! shared_conversions {
     () => {
         fn status_from_wire(s: wire::Status) -> Status {
@@ -123,6 +123,53 @@ macro_rules! shared_conversions {
 }
 
 pub(crate) use shared_conversions;
+
+/// Expands a version's `node_fields_from_wire` and `node_to_wire`: the
+/// `node-fields` flags it has (named alike in `wire` and `NodeFields`),
+/// and the node fields it adds to 0.1's, each given as an expression of
+/// the node `$n` and the plugin's fields `$fields` (masked by the caller).
+macro_rules! node_conversions {
+    (flags: [$($flag:ident),* $(,)?],
+     more: |$n:ident, $fields:ident| { $($field:ident: $value:expr),* $(,)? }) => {
+        fn node_fields_from_wire(f: wire::NodeFields) -> NodeFields {
+            let mut out = NodeFields::NONE;
+            $(
+                if f & wire::NodeFields::$flag == wire::NodeFields::$flag {
+                    out = out | NodeFields::$flag;
+                }
+            )*
+            out
+        }
+
+        /// A node with only the fields the plugin reads.
+        fn node_to_wire($n: &sift_sdk::Node, $fields: NodeFields) -> wire::Node {
+            let resources = $fields.contains(NodeFields::RESOURCES);
+            wire::Node {
+                name: $n.name.clone(),
+                labels: masked($fields, NodeFields::LABELS, || labels_to_wire(&$n.labels)),
+                taints: masked($fields, NodeFields::TAINTS, || taints_to_wire(&$n.taints)),
+                unschedulable: $fields.contains(NodeFields::UNSCHEDULABLE) && $n.unschedulable,
+                allocatable: if resources {
+                    resources_to_wire(&$n.allocatable)
+                } else {
+                    empty_resources()
+                },
+                requested: if resources {
+                    resources_to_wire(&$n.requested)
+                } else {
+                    empty_resources()
+                },
+                pod_count: if resources { $n.pod_count } else { 0 },
+                used_ports: masked($fields, NodeFields::PORTS, || {
+                    $n.used_ports.iter().map(port_to_wire).collect()
+                }),
+                $($field: $value,)*
+            }
+        }
+    };
+}
+
+pub(crate) use node_conversions;
 
 /// Expands, in a version module with `Bindings`, `Pre`, `WirePod`, `wire`
 /// and the conversions in scope, the calls whose shape every version
