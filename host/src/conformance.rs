@@ -15,11 +15,14 @@
 
 use crate::cluster::ClusterState;
 use crate::config::EngineOptions;
-use crate::config::{DEFAULT_FILTERS, PluginRef};
+use crate::config::{Config, DEFAULT_FILTERS, PluginRef};
+use crate::engine::schedule::{Scheduler, TieBreak};
 use crate::engine::{CycleOutcome, Engine};
 use crate::input::Objects;
 use crate::input::kube;
+use crate::input::workload::{Event, EventType};
 use crate::plugins::registry::Catalog;
+use crate::simulate::{self, report::Report};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
@@ -141,6 +144,9 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
             }
         );
     }
+    if value.get("workload").is_some() {
+        return run_simulation_case(file, catalog, name, value);
+    }
     let case: Case = serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner();
@@ -261,6 +267,165 @@ pub fn compare(expect: &Expect, got: &CycleOutcome) -> Vec<String> {
                 .or(got.error.as_deref())
                 .unwrap_or("(none)")
         ));
+    }
+    diffs
+}
+
+/// A simulation case: a workload of pending pods through the scheduler
+/// loop (`"workload"` instead of `"pod"`).
+#[derive(Debug, Deserialize)]
+pub struct SimulationCase {
+    pub name: String,
+    /// "scheduler" (the default); "batch" comes with batch mode.
+    pub mode: Option<String>,
+    /// A sift configuration as JSON (scoring, plugin arguments...).
+    pub config: Option<Value>,
+    pub filters: Option<Vec<String>>,
+    pub nodes: Vec<Value>,
+    #[serde(default)]
+    pub pods: Vec<Value>,
+    #[serde(default)]
+    pub namespaces: Vec<Value>,
+    /// Pending pods, in arrival order.
+    pub workload: Vec<Value>,
+    pub expect: SimulationExpect,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SimulationExpect {
+    /// namespace/name -> node, for the pods listed.
+    #[serde(default)]
+    pub binds: BTreeMap<String, String>,
+    #[serde(default)]
+    pub unscheduled: Vec<String>,
+    /// namespace/name -> the FitError message.
+    #[serde(default)]
+    pub messages: BTreeMap<String, String>,
+    pub bind_count: Option<usize>,
+}
+
+fn run_simulation_case(
+    file: &Path,
+    catalog: &Catalog,
+    name: &mut String,
+    value: Value,
+) -> Result<Vec<String>> {
+    let case: SimulationCase = serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        anyhow!("not a simulation case: field {path}: {}", e.into_inner())
+    })?;
+    *name = case.name.clone();
+    match case.mode.as_deref() {
+        None | Some("scheduler") => {}
+        Some("batch") => bail!("mode \"batch\" is not supported yet (only \"scheduler\")"),
+        Some(other) => bail!("unknown mode {other:?} (\"scheduler\")"),
+    }
+    let config: Config = match case.config {
+        Some(v) => serde_path_to_error::deserialize(v).map_err(|e| {
+            let path = e.path().to_string();
+            anyhow!("config: {path}: {}", e.into_inner())
+        })?,
+        None => Config::default(),
+    };
+    config.check_scores().context("config")?;
+    let catalog = catalog.reconfigured(&config).context("config")?;
+    let mut objects = Objects::default();
+    for (i, n) in case.nodes.into_iter().enumerate() {
+        objects.add_json(file, &format!("nodes[{i}]"), n, Some("Node"))?;
+    }
+    for (i, p) in case.pods.into_iter().enumerate() {
+        objects.add_json(file, &format!("pods[{i}]"), p, Some("Pod"))?;
+    }
+    for (i, ns) in case.namespaces.into_iter().enumerate() {
+        objects.add_json(file, &format!("namespaces[{i}]"), ns, Some("Namespace"))?;
+    }
+    let mut pending = Objects::default();
+    for (i, p) in case.workload.into_iter().enumerate() {
+        pending.add_json(file, &format!("workload[{i}]"), p, Some("Pod"))?;
+    }
+    let filters: Vec<PluginRef> = match case.filters {
+        Some(names) => names
+            .into_iter()
+            .map(|name| PluginRef {
+                name,
+                ignorable: false,
+            })
+            .collect(),
+        None => config.filter_plugins(),
+    };
+    let plugins = catalog.select(&filters)?;
+    let scorers = catalog.select_scorers(&config)?;
+    let mut options = config.engine_options();
+    options.parallelism = 2;
+    let engine = Engine::new(plugins, options)?;
+    let mut scheduler = Scheduler::new(engine, scorers, TieBreak::NodeOrder);
+    let full = scheduler.engine().full_objects();
+    let cluster = ClusterState::from_objects_with(
+        &objects,
+        full.node,
+        config.scheduler_name(),
+        &scheduler.pod_annotation_keys(),
+    )?;
+    let events: Vec<Event> = pending
+        .pods
+        .into_iter()
+        .map(|(object, _)| Event {
+            kind: EventType::Added,
+            time: None,
+            object,
+        })
+        .collect();
+    let sim_options = simulate::Options {
+        scheduler_name: Some(config.scheduler_name().to_string()),
+        ..Default::default()
+    };
+    let report = simulate::run(&mut scheduler, cluster, &events, &sim_options, &mut ())?;
+    Ok(compare_simulation(&case.expect, &report))
+}
+
+/// What differs between a simulation's expectation and its report.
+pub fn compare_simulation(expect: &SimulationExpect, report: &Report) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let by_key: BTreeMap<&str, &simulate::report::PodOutcome> =
+        report.pods.iter().map(|p| (p.pod.as_str(), p)).collect();
+    let describe = |p: Option<&&simulate::report::PodOutcome>| match p {
+        None => "not in the workload".to_string(),
+        Some(p) => match (&p.node, &p.message) {
+            (Some(n), _) => format!("bound to {n}"),
+            (None, Some(m)) => format!("unscheduled: {m}"),
+            (None, None) => "not scheduled".to_string(),
+        },
+    };
+    for (pod, node) in &expect.binds {
+        let got = by_key.get(pod.as_str());
+        if got.and_then(|p| p.node.as_deref()) != Some(node.as_str()) {
+            diffs.push(format!(
+                "{pod}: expected bound to {node}, {}",
+                describe(got)
+            ));
+        }
+    }
+    for pod in &expect.unscheduled {
+        let got = by_key.get(pod.as_str());
+        if got.is_none_or(|p| p.node.is_some()) {
+            diffs.push(format!("{pod}: expected unscheduled, {}", describe(got)));
+        }
+    }
+    for (pod, msg) in &expect.messages {
+        let got = by_key.get(pod.as_str()).and_then(|p| p.message.as_deref());
+        if got != Some(msg.as_str()) {
+            diffs.push(format!(
+                "{pod}: message expected {msg:?}, got {:?}",
+                got.unwrap_or("(none)")
+            ));
+        }
+    }
+    if let Some(n) = expect.bind_count {
+        let (bound, _) = report.counts();
+        if bound != n {
+            diffs.push(format!("bindCount: expected {n}, got {bound}"));
+        }
     }
     diffs
 }

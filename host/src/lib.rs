@@ -16,6 +16,7 @@
 //! | 4 | [`contract`] | Wasm components as engine plugins, over the WIT contract |
 //! | 5 | [`plugins`] | plugin names to components or compiled-in filters |
 //! | 6 | [`output`] | tables and JSON of cycle outcomes |
+//! | 6 | [`simulate`] | the scheduleOne loop over a workload: queue, assume, retries, report |
 //! | 7 | [`serve`], [`conformance`], [`bench`], [`authoring`] | what the subcommands do |
 //! | 8 | [`cli`] | the `sift` command line |
 
@@ -32,4 +33,5 @@ pub mod output;
 pub mod plugins;
 pub mod runtime;
 pub mod serve;
+pub mod simulate;
 pub mod text;

@@ -1,4 +1,4 @@
-//! The component side of the contract (0.2): bindings, the node table
+//! The component side of the contract (0.3): bindings, the node table
 //! and cluster view the host syncs into the instance, and conversion from
 //! the wire types to the SDK's model. Plugin authors never touch this
 //! module.
@@ -6,10 +6,10 @@
 use crate::cluster::{ClusterView, Domains, GroupCount, GroupIndex, NominatedPod, PodGroup};
 use crate::model::{
     HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
-    SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
+    PodAnnotations, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
 };
 use crate::resources::Resources;
-use crate::{Args, Code, NodeFields, Predicate, Prepare, Status};
+use crate::{Args, Code, ExtensionPoints, NodeFields, PreScore, Predicate, Prepare, Status};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -17,8 +17,8 @@ use std::sync::Arc;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/0.2.0",
-        world: "predicate-plugin",
+        path: "../wit/0.3.0",
+        world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
         default_bindings_module: "sift_sdk::guest::bindings",
@@ -26,6 +26,8 @@ pub mod bindings {
 }
 
 pub use bindings::exports::sift::predicate::predicate::Guest;
+pub use bindings::exports::sift::predicate::reserver::Guest as ReserverGuest;
+pub use bindings::exports::sift::predicate::scorer::Guest as ScorerGuest;
 pub use bindings::sift::predicate::types as wit;
 
 /// Sends a message to the host's log, tagged with the plugin's name.
@@ -58,11 +60,26 @@ pub fn describe<P: Predicate>() -> wit::PluginInfo {
             flags = flags | theirs;
         }
     }
+    let mut points = wit::ExtensionPoints::empty();
+    for (ours, theirs) in [
+        (ExtensionPoints::FILTER, wit::ExtensionPoints::FILTER),
+        (ExtensionPoints::SCORE, wit::ExtensionPoints::SCORE),
+        (ExtensionPoints::RESERVE, wit::ExtensionPoints::RESERVE),
+    ] {
+        if P::EXTENSION_POINTS.contains(ours) {
+            points = points | theirs;
+        }
+    }
     wit::PluginInfo {
         name: P::NAME.to_string(),
         node_fields: flags,
         cluster: P::READS_CLUSTER,
         pod_object: P::POD_OBJECT,
+        extension_points: points,
+        pod_annotation_keys: P::POD_ANNOTATION_KEYS
+            .iter()
+            .map(|k| k.to_string())
+            .collect(),
     }
 }
 
@@ -71,6 +88,8 @@ pub struct State<P: Predicate> {
     plugin: Option<P>,
     nodes: Vec<Option<Node>>,
     pod: Option<(Pod, P::PodState)>,
+    /// The pod being scored (`pre-score`), with the feasible slots.
+    scoring: Option<(Pod, Vec<u32>, P::PodState)>,
     /// The cluster view (plugins that read it): groups by id, each slot's
     /// pods, namespaces.
     groups: HashMap<u64, Arc<PodGroup>>,
@@ -91,6 +110,7 @@ impl<P: Predicate> Default for State<P> {
             plugin: None,
             nodes: Vec::new(),
             pod: None,
+            scoring: None,
             groups: HashMap::new(),
             placements: Vec::new(),
             namespaces: HashMap::new(),
@@ -286,6 +306,94 @@ impl<P: Predicate> State<P> {
     }
 }
 
+/// Scorers and reservers.
+impl<P: Predicate> State<P> {
+    pub fn pre_score(&mut self, wire: wit::Pod, feasible: Vec<u32>) -> wit::PreScoreResult {
+        self.scoring = None;
+        let Some(plugin) = &self.plugin else {
+            return wit::PreScoreResult::Error(status_to_wire(Status::error(
+                "plugin not initialised",
+            )));
+        };
+        let pod = pod(wire);
+        let mut nodes = Vec::with_capacity(feasible.len());
+        for slot in &feasible {
+            match self.nodes.get(*slot as usize) {
+                Some(Some(node)) => nodes.push(node),
+                _ => {
+                    return wit::PreScoreResult::Error(status_to_wire(Status::error(format!(
+                        "node slot {slot} was never synced"
+                    ))));
+                }
+            }
+        }
+        match plugin.pre_score(&pod, &nodes, &*self) {
+            PreScore::Proceed(state) => {
+                self.scoring = Some((pod, feasible, state));
+                wit::PreScoreResult::Proceed
+            }
+            PreScore::Skip => wit::PreScoreResult::Skip,
+            PreScore::Error(status) => wit::PreScoreResult::Error(status_to_wire(status)),
+        }
+    }
+
+    pub fn score(&self, slots: &[u32]) -> Result<Vec<i64>, wit::Status> {
+        let (Some(plugin), Some((pod, _, state))) = (&self.plugin, &self.scoring) else {
+            return Err(status_to_wire(Status::error(
+                "score called without pre-score",
+            )));
+        };
+        slots
+            .iter()
+            .map(|slot| match self.nodes.get(*slot as usize) {
+                Some(Some(node)) => plugin.score(pod, state, node).map_err(status_to_wire),
+                _ => Err(status_to_wire(Status::error(format!(
+                    "node slot {slot} was never synced"
+                )))),
+            })
+            .collect()
+    }
+
+    pub fn normalize_scores(&self, mut scores: Vec<i64>) -> Result<Vec<i64>, wit::Status> {
+        let (Some(plugin), Some((pod, feasible, state))) = (&self.plugin, &self.scoring) else {
+            return Err(status_to_wire(Status::error(
+                "normalize-scores called without pre-score",
+            )));
+        };
+        if scores.len() != feasible.len() {
+            return Err(status_to_wire(Status::error(format!(
+                "normalize-scores got {} scores for {} feasible nodes",
+                scores.len(),
+                feasible.len()
+            ))));
+        }
+        plugin
+            .normalize_scores(pod, state, &mut scores)
+            .map_err(status_to_wire)?;
+        Ok(scores)
+    }
+
+    pub fn reserve(&self, wire: wit::Pod, slot: u32) -> Result<Vec<wit::Label>, wit::Status> {
+        let Some(plugin) = &self.plugin else {
+            return Err(status_to_wire(Status::error("plugin not initialised")));
+        };
+        let Some(Some(node)) = self.nodes.get(slot as usize) else {
+            return Err(status_to_wire(Status::error(format!(
+                "node slot {slot} was never synced"
+            ))));
+        };
+        plugin
+            .reserve(&pod(wire), node)
+            .map(|pairs| {
+                pairs
+                    .into_iter()
+                    .map(|(key, value)| wit::Label { key, value })
+                    .collect()
+            })
+            .map_err(status_to_wire)
+    }
+}
+
 impl<P: Predicate> State<P> {
     /// The first pass of a node with pods nominated to it: the node with
     /// them added, and the state told of them ([`Predicate::add_pods`]).
@@ -400,6 +508,10 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
         unschedulable: n.unschedulable,
         allocatable: resources(n.allocatable),
         requested: resources(n.requested),
+        non_zero_requested: crate::resources::NonZero {
+            milli_cpu: n.non_zero_requested.milli_cpu,
+            memory: n.non_zero_requested.memory,
+        },
         pod_count: n.pod_count,
         used_ports: n.used_ports.into_iter().map(host_port).collect(),
         annotations: labels(n.annotations),
@@ -412,6 +524,14 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
             })
             .collect(),
         object: object(n.object),
+        pod_annotations: n
+            .pod_annotations
+            .into_iter()
+            .map(|p| PodAnnotations {
+                pod: p.pod,
+                annotations: labels(p.annotations),
+            })
+            .collect(),
     }
 }
 
@@ -472,6 +592,10 @@ fn pod(p: wit::Pod) -> Pod {
             .collect(),
         host_ports: p.host_ports.into_iter().map(host_port).collect(),
         requests: resources(p.requests),
+        non_zero_requests: crate::resources::NonZero {
+            milli_cpu: p.non_zero_requests.milli_cpu,
+            memory: p.non_zero_requests.memory,
+        },
         annotations: labels(p.annotations),
         owner_references: p
             .owner_references

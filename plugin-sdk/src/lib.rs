@@ -42,6 +42,7 @@ pub mod cluster;
 pub mod model;
 pub mod quantity;
 pub mod resources;
+pub mod scoring;
 pub mod selector;
 pub mod status;
 pub mod toleration;
@@ -59,22 +60,100 @@ pub use cluster::{
 };
 pub use model::{
     HostPort, LabelKey, LabelSelector, Labels, Node, NodeCondition, NodeFields, OwnerReference,
-    Pod, PodAffinityTerm, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    Pod, PodAffinityTerm, PodAnnotations, SelectorRequirement, SelectorTerm, Taint, Toleration,
     TopologySpreadConstraint,
 };
 pub use quantity::Quantity;
 pub use resources::Resources;
 pub use selector::PodSelector;
-pub use status::{Code, Prepare, Status};
+pub use status::{Code, PreScore, Prepare, Status};
 
-/// A filter predicate: kube-scheduler's PreFilter + Filter for one plugin.
+/// The trait under the name plugins that are not filters use: a scorer or
+/// reserver implements [`Predicate`]'s identity and the extension points
+/// it declares in [`Predicate::EXTENSION_POINTS`].
+pub use Predicate as Plugin;
+
+/// kube-scheduler's highest node score: a normalized score is in
+/// `0..=MAX_NODE_SCORE` (`framework.MaxNodeScore`).
+pub const MAX_NODE_SCORE: i64 = 100;
+
+/// The extension points a plugin implements (kube-scheduler's plugin
+/// interfaces); the host calls only those.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtensionPoints(u8);
+
+impl ExtensionPoints {
+    /// PreFilter and Filter: [`Predicate::prepare`], [`Predicate::filter`].
+    pub const FILTER: ExtensionPoints = ExtensionPoints(1);
+    /// PreScore, Score, NormalizeScore: [`Predicate::pre_score`],
+    /// [`Predicate::score`], [`Predicate::normalize_scores`].
+    pub const SCORE: ExtensionPoints = ExtensionPoints(2);
+    /// Reserve: [`Predicate::reserve`].
+    pub const RESERVE: ExtensionPoints = ExtensionPoints(4);
+    pub const NONE: ExtensionPoints = ExtensionPoints(0);
+
+    pub const fn contains(self, other: ExtensionPoints) -> bool {
+        self.0 & other.0 == other.0
+    }
+
+    pub const fn union(self, other: ExtensionPoints) -> ExtensionPoints {
+        ExtensionPoints(self.0 | other.0)
+    }
+
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
+
+    pub const fn from_bits(bits: u8) -> ExtensionPoints {
+        ExtensionPoints(bits & 7)
+    }
+}
+
+impl std::ops::BitOr for ExtensionPoints {
+    type Output = ExtensionPoints;
+    fn bitor(self, other: ExtensionPoints) -> ExtensionPoints {
+        self.union(other)
+    }
+}
+
+/// "filter, score", or "none".
+impl std::fmt::Display for ExtensionPoints {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = [
+            (Self::FILTER, "filter"),
+            (Self::SCORE, "score"),
+            (Self::RESERVE, "reserve"),
+        ]
+        .into_iter()
+        .filter(|(p, _)| self.contains(*p))
+        .map(|(_, n)| n)
+        .collect();
+        if names.is_empty() {
+            f.write_str("none")
+        } else {
+            f.write_str(&names.join(", "))
+        }
+    }
+}
+
+/// A scheduler plugin: kube-scheduler's PreFilter + Filter for one plugin
+/// (a filter predicate, the default), and optionally its PreScore, Score,
+/// NormalizeScore and Reserve, as [`Predicate::EXTENSION_POINTS`] declares.
+/// A plugin that is not a filter implements it as [`Plugin`] and leaves
+/// `prepare`/`filter` at their defaults.
 ///
 /// `prepare` runs once per pod (in every instance that filters it), then
 /// `filter` once per node. Both must be deterministic: the host may spread a
-/// pod's nodes over several instances.
+/// pod's nodes over several instances. The same holds for `pre_score`,
+/// `score` and `normalize_scores`.
 pub trait Predicate: Sized + Send + Sync + 'static {
     /// The name in configuration and statuses, e.g. `"NodePorts"`.
     const NAME: &'static str;
+    /// What the plugin implements: filter (the default), score, reserve.
+    const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::FILTER;
+    /// Pod annotation keys the plugin reads on nodes' bound pods
+    /// ([`Node::pod_annotations`]), e.g. the GPU ids a reserve step wrote.
+    const POD_ANNOTATION_KEYS: &'static [&'static str] = &[];
     /// The node fields `filter` reads; the host sends no others.
     const NODE_FIELDS: NodeFields = NodeFields::ALL;
     /// The node label keys `filter` reads, when it reads only a few
@@ -92,7 +171,8 @@ pub trait Predicate: Sized + Send + Sync + 'static {
     /// escape hatch for fields the model lacks). Off by default: it costs a
     /// serialization and a copy per pod.
     const POD_OBJECT: bool = false;
-    /// What `prepare` computes once per pod for `filter` to use.
+    /// What `prepare` (or `pre_score`) computes once per pod for `filter`
+    /// (or `score`) to use: kube-scheduler's CycleState entry.
     type PodState: Send + Sync + 'static;
 
     /// Builds the plugin from its configured arguments.
@@ -102,10 +182,50 @@ pub trait Predicate: Sized + Send + Sync + 'static {
     /// `cluster` is every node and, with [`Predicate::READS_CLUSTER`], the
     /// pods on them and the namespaces (kube-scheduler's PreFilter sees the
     /// whole snapshot).
-    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<Self::PodState>;
+    /// The default skips: a plugin that is not a filter has nothing to check.
+    fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<Self::PodState> {
+        Prepare::Skip
+    }
 
     /// Whether the pod fits on this node.
-    fn filter(&self, pod: &Pod, state: &Self::PodState, node: &Node) -> Status;
+    fn filter(&self, _pod: &Pod, _state: &Self::PodState, _node: &Node) -> Status {
+        Status::success()
+    }
+
+    /// PreScore: once per pod, with the nodes that passed filtering.
+    /// Skip (the default) leaves every node's total as it is.
+    fn pre_score(
+        &self,
+        _pod: &Pod,
+        _feasible: &[&Node],
+        _cluster: &dyn ClusterView,
+    ) -> PreScore<Self::PodState> {
+        PreScore::Skip
+    }
+
+    /// Score: the node's raw score for the pod.
+    fn score(&self, _pod: &Pod, _state: &Self::PodState, _node: &Node) -> Result<i64, Status> {
+        Ok(0)
+    }
+
+    /// NormalizeScore: maps all feasible nodes' raw scores (in the order
+    /// `pre_score` got the nodes) to `0..=MAX_NODE_SCORE` in place. The
+    /// default keeps them, for scores already in range.
+    fn normalize_scores(
+        &self,
+        _pod: &Pod,
+        _state: &Self::PodState,
+        _scores: &mut [i64],
+    ) -> Result<(), Status> {
+        Ok(())
+    }
+
+    /// Reserve: the host chose `node` for `pod`; pick what it takes there
+    /// (e.g. GPU ids) and return annotations the assumed pod carries.
+    /// An error makes the pod unschedulable this cycle.
+    fn reserve(&self, _pod: &Pod, _node: &Node) -> Result<Vec<(String, String)>, Status> {
+        Ok(Vec::new())
+    }
 
     /// kube-scheduler's `AddPod` (PreFilterExtensions): the state for a
     /// filter pass in which `added`, pods nominated to `node`, run there.
@@ -238,8 +358,46 @@ macro_rules! export_predicate {
                     SIFT_STATE.with(|s| s.borrow().filter_nominated(slot, added))
                 }
             }
+            impl $crate::guest::ScorerGuest for SiftGlue {
+                fn pre_score(
+                    pod: $crate::guest::wit::Pod,
+                    feasible: ::std::vec::Vec<u32>,
+                ) -> $crate::guest::wit::PreScoreResult {
+                    SIFT_STATE.with(|s| s.borrow_mut().pre_score(pod, feasible))
+                }
+                fn score(
+                    slots: ::std::vec::Vec<u32>,
+                ) -> ::std::result::Result<::std::vec::Vec<i64>, $crate::guest::wit::Status> {
+                    SIFT_STATE.with(|s| s.borrow().score(&slots))
+                }
+                fn normalize_scores(
+                    scores: ::std::vec::Vec<i64>,
+                ) -> ::std::result::Result<::std::vec::Vec<i64>, $crate::guest::wit::Status> {
+                    SIFT_STATE.with(|s| s.borrow().normalize_scores(scores))
+                }
+            }
+            impl $crate::guest::ReserverGuest for SiftGlue {
+                fn reserve(
+                    pod: $crate::guest::wit::Pod,
+                    slot: u32,
+                ) -> ::std::result::Result<
+                    ::std::vec::Vec<$crate::guest::wit::Label>,
+                    $crate::guest::wit::Status,
+                > {
+                    SIFT_STATE.with(|s| s.borrow().reserve(pod, slot))
+                }
+            }
             $crate::guest::bindings::__export_guest!(SiftGlue with_types_in $crate::guest::bindings);
         };
+    };
+}
+
+/// [`export_predicate!`] under the name plugins that are not (only)
+/// filters use: `export_plugin!(Fgd);`.
+#[macro_export]
+macro_rules! export_plugin {
+    ($plugin:ty) => {
+        $crate::export_predicate!($plugin);
     };
 }
 

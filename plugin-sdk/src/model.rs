@@ -310,6 +310,9 @@ pub struct Pod {
     pub host_ports: Vec<HostPort>,
     /// Requests as kube-scheduler computes them (see [`crate::resources::pod_requests`]).
     pub requests: Resources,
+    /// CPU and memory as scoring counts them (missing container requests
+    /// defaulted, see [`crate::resources::NonZero`]).
+    pub non_zero_requests: crate::resources::NonZero,
     pub topology_spread_constraints: Vec<TopologySpreadConstraint>,
     /// Required pod affinity terms.
     pub pod_affinity: Vec<PodAffinityTerm>,
@@ -342,6 +345,9 @@ pub struct Node {
     pub allocatable: Resources,
     /// Sum of the requests of the pods bound to it.
     pub requested: Resources,
+    /// Sum of their [`Pod::non_zero_requests`] (kube-scheduler's
+    /// `NodeInfo.NonZeroRequested`), what LeastAllocated scores.
+    pub non_zero_requested: crate::resources::NonZero,
     /// Number of pods bound to it.
     pub pod_count: u32,
     /// Host ports in use.
@@ -349,6 +355,19 @@ pub struct Node {
     /// The escape hatch: the whole Node as JSON, for plugins whose
     /// [`crate::Predicate::NODE_FIELDS`] has [`NodeFields::OBJECT`].
     pub object: Option<std::sync::Arc<str>>,
+    /// The pods bound to it that carry any of the annotation keys in
+    /// [`crate::Predicate::POD_ANNOTATION_KEYS`], with those annotations
+    /// only, sorted by pod: device assignments such as which GPUs each
+    /// pod took (set at Reserve).
+    pub pod_annotations: Vec<PodAnnotations>,
+}
+
+/// Annotations of one pod bound to a node (the keys a plugin asked for).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PodAnnotations {
+    /// namespace/name.
+    pub pod: String,
+    pub annotations: Labels,
 }
 
 impl Node {
@@ -432,6 +451,13 @@ impl NodeFields {
     pub fn project(self, node: &Node) -> Node {
         Node {
             name: node.name.clone(),
+            // Sent by key, not by flag: a plugin names the keys it reads.
+            pod_annotations: node.pod_annotations.clone(),
+            non_zero_requested: if self.contains(Self::RESOURCES) {
+                node.non_zero_requested
+            } else {
+                Default::default()
+            },
             object: if self.contains(Self::OBJECT) {
                 node.object.clone()
             } else {

@@ -3,7 +3,10 @@
 //! The host uses this as the performance baseline for its Wasm plugins, and
 //! plugin authors use it to unit-test predicates with plain `cargo test`.
 
-use crate::{Args, ClusterView, Node, NodeFields, NominatedPod, Pod, Predicate, Prepare, Status};
+use crate::{
+    Args, ClusterView, ExtensionPoints, Node, NodeFields, NominatedPod, Pod, PreScore, Predicate,
+    Prepare, Status,
+};
 use std::any::Any;
 
 /// A predicate's per-pod state, type-erased.
@@ -22,6 +25,15 @@ pub trait DynPredicate: Send + Sync {
         node: &Node,
         added: &[NominatedPod],
     ) -> Status;
+    /// PreScore, Score and NormalizeScore over `feasible`: the final
+    /// scores, `None` when skipped.
+    fn score(
+        &self,
+        pod: &Pod,
+        feasible: &[&Node],
+        cluster: &dyn ClusterView,
+    ) -> Result<Option<Vec<i64>>, Status>;
+    fn reserve(&self, pod: &Pod, node: &Node) -> Result<Vec<(String, String)>, Status>;
 }
 
 struct Erased<P: Predicate>(P);
@@ -55,6 +67,29 @@ impl<P: Predicate> DynPredicate for Erased<P> {
             None => Status::error("pod state of another plugin"),
         }
     }
+
+    fn score(
+        &self,
+        pod: &Pod,
+        feasible: &[&Node],
+        cluster: &dyn ClusterView,
+    ) -> Result<Option<Vec<i64>>, Status> {
+        let state = match self.0.pre_score(pod, feasible, cluster) {
+            PreScore::Proceed(s) => s,
+            PreScore::Skip => return Ok(None),
+            PreScore::Error(status) => return Err(status),
+        };
+        let mut scores = feasible
+            .iter()
+            .map(|node| self.0.score(pod, &state, node))
+            .collect::<Result<Vec<i64>, Status>>()?;
+        self.0.normalize_scores(pod, &state, &mut scores)?;
+        Ok(Some(scores))
+    }
+
+    fn reserve(&self, pod: &Pod, node: &Node) -> Result<Vec<(String, String)>, Status> {
+        self.0.reserve(pod, node)
+    }
 }
 
 /// A predicate type registered for in-process use
@@ -67,6 +102,8 @@ pub struct NativePlugin {
     pub reads_cluster: bool,
     /// Whether it reads the pod's whole object (`Pod::object`).
     pub pod_object: bool,
+    pub extension_points: ExtensionPoints,
+    pub pod_annotation_keys: &'static [&'static str],
     build: fn(Args) -> Result<Box<dyn DynPredicate>, String>,
 }
 
@@ -77,6 +114,8 @@ impl NativePlugin {
             node_fields: P::NODE_FIELDS,
             reads_cluster: P::READS_CLUSTER,
             pod_object: P::POD_OBJECT,
+            extension_points: P::EXTENSION_POINTS,
+            pod_annotation_keys: P::POD_ANNOTATION_KEYS,
             build: |args| P::new(args).map(|p| Box::new(Erased(p)) as Box<dyn DynPredicate>),
         }
     }

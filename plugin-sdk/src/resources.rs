@@ -308,3 +308,26 @@ mod tests {
         assert_eq!(a.milli_cpu, 1000);
     }
 }
+
+/// CPU and memory as kube-scheduler's scoring counts them
+/// (`NonZeroRequested`): a container that does not request cpu counts
+/// 100m, one that does not request memory 200 MiB, so that pods without
+/// requests still spread (`resourcehelper.PodRequests` with
+/// `NonMissingContainerRequests`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NonZero {
+    pub milli_cpu: i64,
+    pub memory: i64,
+}
+
+impl NonZero {
+    /// kube-scheduler's `DefaultMilliCPURequest`.
+    pub const DEFAULT_MILLI_CPU: i64 = 100;
+    /// kube-scheduler's `DefaultMemoryRequest` (200 MiB).
+    pub const DEFAULT_MEMORY: i64 = 200 * 1024 * 1024;
+
+    pub fn add(&mut self, other: &NonZero) {
+        self.milli_cpu = self.milli_cpu.saturating_add(other.milli_cpu);
+        self.memory = self.memory.saturating_add(other.memory);
+    }
+}

@@ -131,3 +131,14 @@ pub enum Prepare<S> {
     /// Only the named nodes can pass; filter those with this state.
     Narrow(S, Vec<String>),
 }
+
+/// What `pre_score` decided for a pod (kube-scheduler's PreScore result).
+#[derive(Debug)]
+pub enum PreScore<S> {
+    /// Score the feasible nodes with this state.
+    Proceed(S),
+    /// Nothing to score: the plugin adds nothing to any node's total.
+    Skip,
+    /// The plugin failed: the cycle is aborted.
+    Error(Status),
+}

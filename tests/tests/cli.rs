@@ -261,9 +261,9 @@ fn plugins_list_and_inspect() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("name:         NodePorts"), "{out}");
     assert!(out.contains("node fields:  ports\n"), "{out}");
-    assert!(out.contains("sift:predicate/predicate@0.2.0"), "{out}");
+    assert!(out.contains("sift:predicate/predicate@0.3.0"), "{out}");
     assert!(
-        out.contains("contract:     sift:predicate/predicate-plugin@0.2.0"),
+        out.contains("contract:     sift:predicate/plugin@0.3.0"),
         "{out}"
     );
 }

@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("contract", 4),
     ("plugins", 5),
     ("output", 6),
+    ("simulate", 6),
     ("serve", 7),
     ("conformance", 7),
     ("bench", 7),

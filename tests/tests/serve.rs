@@ -703,12 +703,15 @@ fn contract_of(st: &Value, name: &str) -> Option<String> {
 
 #[test]
 fn components_of_both_contracts_serve_together_and_each_swaps_live() {
-    // Flip is a 0.1 fixture; GpuModel the bundled 0.2 component, later
-    // swapped for the 0.1 C example of the same plugin, and back.
+    // Flip is a 0.1 fixture; GpuModel a 0.2 build of the bundled component
+    // (tests/fixtures), later swapped for the 0.1 C example of the same
+    // plugin, and back.
     let fixture = fixture_setup("serve-versions", &flip('a'), "1s");
     let (plugins, config) = (fixture.0.clone(), fixture.1.clone());
-    let gpu_02 =
-        std::fs::read(sift_tests::plugins_dir().join("sift_plugin_gpu_model.wasm")).unwrap();
+    let gpu_02 = std::fs::read(
+        sift_tests::workspace_root().join("tests/fixtures/gpu_model_contract_0_2.wasm"),
+    )
+    .unwrap();
     let gpu_01 =
         std::fs::read(sift_tests::workspace_root().join("target/examples/gpu_model_c.wasm"))
             .expect("the C example is built (scripts/build-examples.sh)");

@@ -93,12 +93,20 @@ pub(super) fn plugins_inspect(file: &Path) -> Result<ExitCode> {
         Ok(p) => {
             let id = p.identity();
             println!(
-                "contract:     sift:predicate/predicate-plugin@{} (this sift runs {})",
+                "contract:     sift:predicate/{}@{} (this sift runs {})",
+                id.contract.world(),
                 id.contract,
                 SUPPORTED.join(", ")
             );
             println!("name:         {}", printable(&id.name));
             println!("node fields:  {}", id.node_fields);
+            println!("implements:   {}", id.extension_points);
+            if !id.pod_annotation_keys.is_empty() {
+                println!(
+                    "pod annotations read on nodes: {}",
+                    id.pod_annotation_keys.join(", ")
+                );
+            }
             println!(
                 "cluster view: {}",
                 if id.cluster {

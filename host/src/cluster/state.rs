@@ -14,8 +14,10 @@ use super::snapshot::{ClusterView, Namespaces};
 use crate::input::{Objects, kube};
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1 as k8s;
-use sift_sdk::resources::Resources;
-use sift_sdk::{GroupCount, HostPort, Labels, Node, Pod, PodAffinityTerm, PodGroup};
+use sift_sdk::resources::{NonZero, Resources};
+use sift_sdk::{
+    GroupCount, HostPort, Labels, Node, Pod, PodAffinityTerm, PodAnnotations, PodGroup,
+};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -25,8 +27,14 @@ use std::sync::Arc;
 struct Usage {
     node: String,
     requests: Resources,
+    non_zero: NonZero,
     ports: Vec<HostPort>,
     group: GroupKey,
+    /// Its annotations whose keys plugins read on nodes (device
+    /// assignments); empty for most pods.
+    annotations: Vec<(String, String)>,
+    /// spec.priority: who preemption could evict.
+    priority: i32,
 }
 
 /// Everything a [`PodGroup`] shows but its id: pods with equal keys share
@@ -54,7 +62,7 @@ impl GroupKey {
 }
 
 /// Active bound pods, shared by both node tables.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct Pods {
     /// By "namespace/name".
     by_key: HashMap<String, Usage>,
@@ -95,7 +103,7 @@ impl Pods {
 
 /// Nodes by slot, each with its pods' usage added, and the snapshot of the
 /// last state. Each node keeps its slot for as long as it exists.
-#[derive(Default)]
+#[derive(Clone, Default)]
 struct NodeTable {
     /// The node objects as given, without what pods use.
     bases: Vec<Node>,
@@ -162,6 +170,13 @@ impl NodeTable {
         for key in pods.on.get(&node.name).into_iter().flatten() {
             if let Some(u) = pods.by_key.get(key) {
                 node.add_pod(&u.requests, &u.ports);
+                node.non_zero_requested.add(&u.non_zero);
+                if !u.annotations.is_empty() {
+                    node.pod_annotations.push(PodAnnotations {
+                        pod: key.clone(),
+                        annotations: Labels::new(u.annotations.clone()),
+                    });
+                }
                 if let Some((group, _)) = pods.groups.get(&u.group) {
                     groups
                         .entry(group.id)
@@ -217,7 +232,7 @@ impl NodeTable {
 /// request's nodes (so memory is bounded by one request), and keeps their
 /// slots between requests, so plugin instances resync only the nodes that
 /// differ from the previous request's.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct ClusterState {
     cluster: NodeTable,
     request: NodeTable,
@@ -229,9 +244,30 @@ pub struct ClusterState {
     /// The scheduler whose queue nominations count from (`None`:
     /// kube-scheduler's `default-scheduler`).
     scheduler_name: Option<String>,
+    /// Pod annotation keys plugins read on nodes: only these are kept.
+    pod_annotation_keys: BTreeSet<String>,
 }
 
 impl ClusterState {
+    /// The pods bound to `node` with their priorities, by key.
+    pub fn bound_pods_on(&self, node: &str) -> Vec<(String, i32)> {
+        self.pods
+            .on
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|k| self.pods.by_key.get(k).map(|u| (k.clone(), u.priority)))
+            .collect()
+    }
+
+    /// What the pod bound under `key` requests, if it is bound.
+    pub fn bound_requests(&self, key: &str) -> Option<(&str, &Resources)> {
+        self.pods
+            .by_key
+            .get(key)
+            .map(|u| (u.node.as_str(), &u.requests))
+    }
+
     /// The state of nodes (in input order) and the pods bound to them.
     /// Pods in phase Succeeded or Failed hold nothing.
     pub fn from_objects(objects: &Objects) -> Result<ClusterState> {
@@ -247,8 +283,21 @@ impl ClusterState {
         node_objects: bool,
         scheduler_name: &str,
     ) -> Result<ClusterState> {
+        ClusterState::from_objects_with(objects, node_objects, scheduler_name, &[])
+    }
+
+    /// As [`ClusterState::from_objects_keeping`], keeping the bound pods'
+    /// annotations with these keys on their nodes
+    /// ([`sift_sdk::Node::pod_annotations`]).
+    pub fn from_objects_with(
+        objects: &Objects,
+        node_objects: bool,
+        scheduler_name: &str,
+        pod_annotation_keys: &[String],
+    ) -> Result<ClusterState> {
         let mut cluster = ClusterState::default();
         cluster.set_scheduler_name(scheduler_name);
+        cluster.pod_annotation_keys = pod_annotation_keys.iter().cloned().collect();
         for (obj, origin) in &objects.nodes {
             let mut node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
             if node_objects {
@@ -352,11 +401,24 @@ impl ClusterState {
         let (usage, nomination) = match kube::bound_node(pod) {
             Some(node) if active => {
                 let model = kube::pod(pod)?;
+                let annotations = if self.pod_annotation_keys.is_empty() {
+                    Vec::new()
+                } else {
+                    model
+                        .annotations
+                        .iter()
+                        .filter(|(k, _)| self.pod_annotation_keys.contains(*k))
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .collect()
+                };
                 let usage = Usage {
                     node: node.to_string(),
                     group: GroupKey::of(&model),
                     requests: model.requests,
+                    non_zero: model.non_zero_requests,
+                    priority: model.priority,
                     ports: model.host_ports,
+                    annotations,
                 };
                 (Some(usage), None)
             }

@@ -14,6 +14,9 @@
 //!       - {name: GpuModel, ignorable: true}
 //! pluginFiles:                     # which file serves a name several components declare
 //!   NodePorts: my_node_ports.wasm  # (relative to pluginsDir)
+//!   score:                          # weights as KubeSchedulerConfiguration
+//!     disabled: [{name: "*"}]       # defaults: NodeResourcesFit 1, NodeResourcesBalancedAllocation 1
+//!     enabled: [{name: NodeResourcesFit, weight: 2}]
 //! pluginConfig:
 //!   - name: NodeResourcesFit
 //!     args: {ignoredResources: [example.com/foo]}
@@ -76,11 +79,41 @@ pub struct Config {
     pub sandbox: Grants,
 }
 
+/// kube-scheduler's default score plugins that sift has, with their
+/// default weights (`default_plugins.go`). TaintToleration, NodeAffinity,
+/// PodTopologySpread, InterPodAffinity and ImageLocality scoring are not
+/// ported: for pods without preferences they add the same to every node.
+pub const DEFAULT_SCORES: [(&str, i64); 2] = [
+    ("NodeResourcesFit", 1),
+    ("NodeResourcesBalancedAllocation", 1),
+];
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginsSection {
     #[serde(default)]
     pub filter: PluginSet,
+    #[serde(default)]
+    pub score: ScoreSet,
+}
+
+/// `plugins.score`: as `plugins.filter`, each entry with a weight.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreSet {
+    #[serde(default)]
+    pub enabled: Vec<ScoreRef>,
+    #[serde(default)]
+    pub disabled: Vec<ScoreRef>,
+}
+
+/// A score plugin and its weight (kube-scheduler: 1 when unset or 0).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ScoreRef {
+    pub name: String,
+    #[serde(default)]
+    pub weight: Option<i64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -161,6 +194,9 @@ impl Config {
         config
             .limits()
             .with_context(|| format!("{}: limits", path.display()))?;
+        config
+            .check_scores()
+            .with_context(|| path.display().to_string())?;
         Ok(config)
     }
 
@@ -220,6 +256,42 @@ impl Config {
             }
         }
         list
+    }
+
+    /// The score plugins with their weights: the defaults minus
+    /// `disabled`, then `enabled` (a name already present takes the
+    /// entry's weight). A weight of 0 or none is 1, as upstream.
+    pub fn score_plugins(&self) -> Vec<(String, i64)> {
+        let disabled = &self.plugins.score.disabled;
+        let all_disabled = disabled.iter().any(|p| p.name == "*");
+        let mut list: Vec<(String, i64)> = DEFAULT_SCORES
+            .iter()
+            .filter(|(d, _)| !all_disabled && !disabled.iter().any(|p| p.name == *d))
+            .map(|(d, w)| (d.to_string(), *w))
+            .collect();
+        for e in &self.plugins.score.enabled {
+            let weight = e.weight.filter(|w| *w != 0).unwrap_or(1);
+            match list.iter_mut().find(|(n, _)| *n == e.name) {
+                Some(existing) => existing.1 = weight,
+                None => list.push((e.name.clone(), weight)),
+            }
+        }
+        list
+    }
+
+    /// Checks what loading cannot: score weights are positive.
+    pub fn check_scores(&self) -> Result<()> {
+        for e in &self.plugins.score.enabled {
+            if let Some(w) = e.weight
+                && w < 0
+            {
+                bail!(
+                    "plugins.score.enabled: {} has weight {w}; weights are positive",
+                    e.name
+                );
+            }
+        }
+        Ok(())
     }
 
     /// The JSON arguments configured for a plugin ("{}" when none).

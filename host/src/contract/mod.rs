@@ -9,6 +9,7 @@
 
 mod v0_1;
 mod v0_2;
+mod v0_3;
 mod wire;
 
 use crate::cluster::Snapshot;
@@ -19,7 +20,7 @@ use crate::engine::plugin::{
 };
 use crate::runtime::{InstanceState, Runtime};
 use crate::text::printable;
-use sift_sdk::{NodeFields, PodGroup, Status};
+use sift_sdk::{ExtensionPoints, NodeFields, PodGroup, Status};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -30,20 +31,30 @@ use wasmtime::component::{Component, Linker};
 /// The contract versions this sift runs, oldest first. Adding one is a
 /// `wit/<version>/`, a `v<major>_<minor>.rs` beside this file, a variant
 /// of [`Version`] and an entry here.
-pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0"];
+pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0"];
 
 /// A contract version a component implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Version {
     V0_1,
     V0_2,
+    V0_3,
 }
 
 impl Version {
+    /// The world a component of this version implements.
+    pub fn world(self) -> &'static str {
+        match self {
+            Version::V0_1 | Version::V0_2 => "predicate-plugin",
+            Version::V0_3 => "plugin",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Version::V0_1 => "0.1.0",
             Version::V0_2 => "0.2.0",
+            Version::V0_3 => "0.3.0",
         }
     }
 
@@ -62,6 +73,9 @@ impl Version {
             }
             if name == v0_2::EXPORT {
                 return Ok(Version::V0_2);
+            }
+            if name == v0_3::EXPORT {
+                return Ok(Version::V0_3);
             }
         }
         let supported = SUPPORTED.join(", ");
@@ -92,6 +106,10 @@ pub(crate) struct Describe {
     cluster: bool,
     /// Reads the pod's whole object (0.2 and later).
     pod_object: bool,
+    /// Filter only before 0.3.
+    extension_points: ExtensionPoints,
+    /// Pod annotation keys it reads on nodes (0.3 and later).
+    pod_annotation_keys: Vec<String>,
 }
 
 /// What one `filter` call answered, statuses converted.
@@ -115,19 +133,25 @@ macro_rules! by_version {
                 use v0_2 as api;
                 $body
             }
+            Versioned::V0_3($v) => {
+                #[allow(unused_imports)]
+                use v0_3 as api;
+                $body
+            }
         }
     };
 }
 
 /// A value of one version's generated types.
-enum Versioned<A, B> {
+enum Versioned<A, B, C> {
     V0_1(A),
     V0_2(B),
+    V0_3(C),
 }
 
-type Pre = Versioned<v0_1::Pre<InstanceState>, v0_2::Pre<InstanceState>>;
-type Bindings = Versioned<v0_1::Bindings, v0_2::Bindings>;
-type WirePod = Versioned<v0_1::WirePod, v0_2::WirePod>;
+type Pre = Versioned<v0_1::Pre<InstanceState>, v0_2::Pre<InstanceState>, v0_3::Pre<InstanceState>>;
+type Bindings = Versioned<v0_1::Bindings, v0_2::Bindings, v0_3::Bindings>;
+type WirePod = Versioned<v0_1::WirePod, v0_2::WirePod, v0_3::WirePod>;
 
 /// Nodes per `sync-nodes` call: bounds the guest's transient memory.
 const SYNC_BATCH: usize = 1024;
@@ -143,6 +167,10 @@ pub struct PluginIdentity {
     pub cluster: bool,
     /// Whether it reads the pod's whole object (the escape hatch).
     pub pod_object: bool,
+    /// What it implements: filter, score, reserve.
+    pub extension_points: ExtensionPoints,
+    /// Pod annotation keys it reads on nodes' bound pods.
+    pub pod_annotation_keys: Vec<String>,
     /// SHA-256 of the component, hex.
     pub sha256: String,
     pub path: PathBuf,
@@ -221,11 +249,17 @@ impl WasmPlugin {
         let pre = match version {
             Version::V0_1 => v0_1::pre(instance_pre).map(Versioned::V0_1),
             Version::V0_2 => v0_2::pre(instance_pre).map(Versioned::V0_2),
+            Version::V0_3 => v0_3::pre(instance_pre).map(Versioned::V0_3),
         }
         .map_err(|e| {
             anyhow::anyhow!(
-                "{} does not implement sift's contract (world sift:predicate/predicate-plugin@{version}): {e:#}",
-                path.display()
+                "{} does not implement sift's contract (world sift:predicate/{}@{version}): {e:#}",
+                path.display(),
+                if version == Version::V0_3 {
+                    "plugin"
+                } else {
+                    "predicate-plugin"
+                }
             )
         })?;
         let mut plugin = WasmPlugin {
@@ -235,6 +269,8 @@ impl WasmPlugin {
                 node_fields: NodeFields::ALL,
                 cluster: false,
                 pod_object: false,
+                extension_points: ExtensionPoints::FILTER,
+                pod_annotation_keys: Vec::new(),
                 sha256: compiled.sha256,
                 path: path.to_path_buf(),
                 size: compiled.size,
@@ -261,6 +297,8 @@ impl WasmPlugin {
         plugin.identity.node_fields = described.node_fields;
         plugin.identity.cluster = described.cluster;
         plugin.identity.pod_object = described.pod_object;
+        plugin.identity.extension_points = described.extension_points;
+        plugin.identity.pod_annotation_keys = described.pod_annotation_keys;
         plugin.label = Arc::from(format!("{name}@{}", plugin.version));
         let logger = runtime.plugin_logger(plugin.label.clone());
         store.data_mut().set_logger(logger);
@@ -349,6 +387,7 @@ impl WasmPlugin {
         let bindings = match &self.pre {
             Versioned::V0_1(pre) => pre.instantiate(&mut store).map(Versioned::V0_1),
             Versioned::V0_2(pre) => pre.instantiate(&mut store).map(Versioned::V0_2),
+            Versioned::V0_3(pre) => pre.instantiate(&mut store).map(Versioned::V0_3),
         }
         .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
         let info = by_version!(&bindings, b => api::describe(b, &mut store))
@@ -501,9 +540,10 @@ impl WasmPlugin {
     ) -> Result<(), PluginError> {
         match &i.bindings {
             Versioned::V0_1(_) => Ok(()),
-            Versioned::V0_2(b) => v0_2::sync_pod_groups(b, &mut i.store, upserts, removals)
-                .map_err(|e| self.call_error("sync-pod-groups", &i.store, e)),
+            Versioned::V0_2(b) => v0_2::sync_pod_groups(b, &mut i.store, upserts, removals),
+            Versioned::V0_3(b) => v0_3::sync_pod_groups(b, &mut i.store, upserts, removals),
         }
+        .map_err(|e| self.call_error("sync-pod-groups", &i.store, e))
     }
 
     fn call_sync_placements(
@@ -514,9 +554,10 @@ impl WasmPlugin {
     ) -> Result<(), PluginError> {
         match &i.bindings {
             Versioned::V0_1(_) => Ok(()),
-            Versioned::V0_2(b) => v0_2::sync_placements(b, &mut i.store, snapshot, slots)
-                .map_err(|e| self.call_error("sync-placements", &i.store, e)),
+            Versioned::V0_2(b) => v0_2::sync_placements(b, &mut i.store, snapshot, slots),
+            Versioned::V0_3(b) => v0_3::sync_placements(b, &mut i.store, snapshot, slots),
         }
+        .map_err(|e| self.call_error("sync-placements", &i.store, e))
     }
 
     /// Sends the namespaces when they are not the ones the instance has.
@@ -538,11 +579,13 @@ impl WasmPlugin {
             .filter(|name| !namespaces.contains_key(*name))
             .cloned()
             .collect();
-        if let Versioned::V0_2(b) = &i.bindings {
-            i.store.set_epoch_deadline(self.runtime.deadline_ticks());
-            v0_2::sync_namespaces(b, &mut i.store, namespaces, &removals)
-                .map_err(|e| self.call_error("sync-namespaces", &i.store, e))?;
+        i.store.set_epoch_deadline(self.runtime.deadline_ticks());
+        match &i.bindings {
+            Versioned::V0_1(_) => Ok(()),
+            Versioned::V0_2(b) => v0_2::sync_namespaces(b, &mut i.store, namespaces, &removals),
+            Versioned::V0_3(b) => v0_3::sync_namespaces(b, &mut i.store, namespaces, &removals),
         }
+        .map_err(|e| self.call_error("sync-namespaces", &i.store, e))?;
         i.namespaces = Some(namespaces.clone());
         Ok(())
     }
@@ -551,6 +594,7 @@ impl WasmPlugin {
         match self.identity.contract {
             Version::V0_1 => Versioned::V0_1(v0_1::pod_to_wire(pod)),
             Version::V0_2 => Versioned::V0_2(v0_2::pod_to_wire(pod, self.identity.pod_object)),
+            Version::V0_3 => Versioned::V0_3(v0_3::pod_to_wire(pod, self.identity.pod_object)),
         }
     }
 
@@ -566,6 +610,7 @@ impl WasmPlugin {
         let result = match (&i.bindings, pod) {
             (Versioned::V0_1(b), Versioned::V0_1(p)) => v0_1::prepare(b, &mut i.store, p),
             (Versioned::V0_2(b), Versioned::V0_2(p)) => v0_2::prepare(b, &mut i.store, p),
+            (Versioned::V0_3(b), Versioned::V0_3(p)) => v0_3::prepare(b, &mut i.store, p),
             _ => return Err(self.error("pod converted for another contract version")),
         }
         .map_err(|e| self.call_error("prepare", &i.store, e))?;
@@ -584,6 +629,7 @@ fn link(linker: &mut Linker<InstanceState>, version: Version) -> wasmtime::Resul
     match version {
         Version::V0_1 => v0_1::link(linker),
         Version::V0_2 => v0_2::link(linker),
+        Version::V0_3 => v0_3::link(linker),
     }
 }
 
@@ -605,6 +651,102 @@ impl FilterPlugin for WasmPlugin {
             pod: self.identity.pod_object,
             node: self.identity.node_fields.contains(NodeFields::OBJECT),
         }
+    }
+
+    fn extension_points(&self) -> ExtensionPoints {
+        self.identity.extension_points
+    }
+
+    fn with_args(&self, args: &str) -> Result<Arc<dyn FilterPlugin>, PluginError> {
+        let plugin = WasmPlugin {
+            identity: self.identity.clone(),
+            version: self.version.clone(),
+            label: self.label.clone(),
+            runtime: self.runtime.clone(),
+            pre: match &self.pre {
+                Versioned::V0_1(p) => Versioned::V0_1(p.clone()),
+                Versioned::V0_2(p) => Versioned::V0_2(p.clone()),
+                Versioned::V0_3(p) => Versioned::V0_3(p.clone()),
+            },
+            args: args.to_string(),
+            pool: Mutex::new(Vec::new()),
+            instances: AtomicUsize::new(0),
+            nodes_sent: AtomicU64::new(0),
+        };
+        // Configuring one instance surfaces bad arguments now.
+        let first = plugin.new_instance()?;
+        plugin.checkin(first);
+        Ok(Arc::new(plugin))
+    }
+
+    fn pod_annotation_keys(&self) -> &[String] {
+        &self.identity.pod_annotation_keys
+    }
+
+    /// One instance runs the pod's PreScore, Score over every feasible
+    /// node in one call, and NormalizeScore.
+    fn score(&self, cycle: &Cycle, feasible: &[u32]) -> Result<Option<Vec<i64>>, PluginError> {
+        if !self
+            .identity
+            .extension_points
+            .contains(ExtensionPoints::SCORE)
+        {
+            return Err(self.error("is not a score plugin"));
+        }
+        let pod = self.pod_to_wire(&cycle.pod);
+        self.with_instance(|p, i| {
+            p.sync(i, &cycle.snapshot)?;
+            let (Versioned::V0_3(b), Versioned::V0_3(pod)) = (&i.bindings, &pod) else {
+                return Err(p.error("scoring needs contract 0.3"));
+            };
+            let deadline = p.runtime.deadline_ticks();
+            i.store.set_epoch_deadline(deadline);
+            match v0_3::pre_score(b, &mut i.store, pod, feasible)
+                .map_err(|e| p.call_error("pre-score", &i.store, e))?
+            {
+                v0_3::PreScored::Skip => return Ok(None),
+                v0_3::PreScored::Error(s) => return Err(p.error(s.message())),
+                v0_3::PreScored::Proceed => {}
+            }
+            i.store.set_epoch_deadline(deadline);
+            let raw = v0_3::score(b, &mut i.store, feasible)
+                .map_err(|e| p.call_error("score", &i.store, e))?
+                .map_err(|s| p.error(s.message()))?;
+            if raw.len() != feasible.len() {
+                return Err(p.error(format!(
+                    "score returned {} scores for {} nodes",
+                    raw.len(),
+                    feasible.len()
+                )));
+            }
+            i.store.set_epoch_deadline(deadline);
+            let scores = v0_3::normalize_scores(b, &mut i.store, &raw)
+                .map_err(|e| p.call_error("normalize-scores", &i.store, e))?
+                .map_err(|s| p.error(s.message()))?;
+            crate::engine::plugin::check_scores(&p.identity.name, &scores, feasible.len())?;
+            Ok(Some(scores))
+        })
+    }
+
+    fn reserve(&self, cycle: &Cycle, slot: u32) -> Result<Vec<(String, String)>, PluginError> {
+        if !self
+            .identity
+            .extension_points
+            .contains(ExtensionPoints::RESERVE)
+        {
+            return Ok(Vec::new());
+        }
+        let pod = self.pod_to_wire(&cycle.pod);
+        self.with_instance(|p, i| {
+            p.sync(i, &cycle.snapshot)?;
+            let (Versioned::V0_3(b), Versioned::V0_3(pod)) = (&i.bindings, &pod) else {
+                return Err(p.error("reserve needs contract 0.3"));
+            };
+            i.store.set_epoch_deadline(p.runtime.deadline_ticks());
+            v0_3::reserve(b, &mut i.store, pod, slot)
+                .map_err(|e| p.call_error("reserve", &i.store, e))?
+                .map_err(|s| p.error(s.message()))
+        })
     }
 
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {
@@ -712,6 +854,8 @@ impl BatchFilter for WasmBatch<'_> {
             self.ready(i)?;
             match &i.bindings {
                 Versioned::V0_2(b) => v0_2::filter_nominated(b, &mut i.store, slot, &pass.added)
+                    .map_err(|e| p.call_error("filter-nominated", &i.store, e)),
+                Versioned::V0_3(b) => v0_3::filter_nominated(b, &mut i.store, slot, &pass.added)
                     .map_err(|e| p.call_error("filter-nominated", &i.store, e)),
                 Versioned::V0_1(_) => self.filter_scratch(p, i, slot, pass),
             }

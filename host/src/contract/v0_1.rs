@@ -49,6 +49,8 @@ pub(super) fn describe(
         node_fields: node_fields_from_wire(info.node_fields),
         cluster: false,
         pod_object: false,
+        extension_points: sift_sdk::ExtensionPoints::FILTER,
+        pod_annotation_keys: Vec::new(),
     })
 }
 

@@ -2,7 +2,8 @@
 //! framework: the plugin trait the engine calls ([`plugin`]), the search
 //! over nodes ([`find_nodes`]: `findNodesThatFitPod`), sampling
 //! (`numFeasibleNodesToFind`) and the per-node statuses it explains a
-//! rejection with ([`diagnosis`]).
+//! rejection with ([`diagnosis`]); then scoring, host selection and
+//! reserve ([`schedule`]: `schedulePod`, `prioritizeNodes`, `selectHost`).
 //!
 //! Imports `cluster` and `config`; never the runtime, the contract or any
 //! plugin: those implement [`plugin::FilterPlugin`].
@@ -11,5 +12,6 @@ pub mod diagnosis;
 pub mod find_nodes;
 pub mod plugin;
 pub mod sampling;
+pub mod schedule;
 
 pub use find_nodes::{CallObserver, CycleOutcome, Engine};

@@ -4,7 +4,7 @@
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::{self, NominatedPass};
 use crate::input::kube::FullObjects;
-use sift_sdk::{Pod, Status};
+use sift_sdk::{ExtensionPoints, Pod, Status};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -101,6 +101,68 @@ pub trait FilterPlugin: Send + Sync {
     }
     /// Runs the plugin's prepare step for the cycle's pod.
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError>;
+
+    /// What it implements (kube-scheduler's plugin interfaces).
+    fn extension_points(&self) -> ExtensionPoints {
+        ExtensionPoints::FILTER
+    }
+
+    /// Pod annotation keys it reads on nodes' bound pods: the cluster
+    /// state keeps those (and only those) for it.
+    fn pod_annotation_keys(&self) -> &[String] {
+        &[]
+    }
+
+    /// PreScore, Score and NormalizeScore of the cycle's pod over the
+    /// `feasible` slots: one final score per slot, in `0..=MAX_NODE_SCORE`,
+    /// or `None` when the plugin skipped the pod.
+    fn score(&self, _cycle: &Cycle, _feasible: &[u32]) -> Result<Option<Vec<i64>>, PluginError> {
+        Err(PluginError {
+            plugin: self.name().to_string(),
+            message: "is not a score plugin".into(),
+        })
+    }
+
+    /// The same plugin configured with other arguments (JSON): a case or
+    /// configuration of its own, without loading the component again.
+    fn with_args(&self, _args: &str) -> Result<Arc<dyn FilterPlugin>, PluginError> {
+        Err(PluginError {
+            plugin: self.name().to_string(),
+            message: "cannot be configured again".into(),
+        })
+    }
+
+    /// Reserve on the chosen node: the annotations the assumed pod carries.
+    fn reserve(&self, _cycle: &Cycle, _slot: u32) -> Result<Vec<(String, String)>, PluginError> {
+        Ok(Vec::new())
+    }
+}
+
+/// Checks a scorer's final scores: one per feasible node, each in
+/// `0..=MAX_NODE_SCORE` (upstream's check after NormalizeScore).
+pub fn check_scores(plugin: &str, scores: &[i64], feasible: usize) -> Result<(), PluginError> {
+    if scores.len() != feasible {
+        return Err(PluginError {
+            plugin: plugin.to_string(),
+            message: format!(
+                "returned {} scores for {feasible} feasible nodes",
+                scores.len()
+            ),
+        });
+    }
+    if let Some(bad) = scores
+        .iter()
+        .find(|s| !(0..=sift_sdk::MAX_NODE_SCORE).contains(*s))
+    {
+        return Err(PluginError {
+            plugin: plugin.to_string(),
+            message: format!(
+                "returns an invalid score {bad}, it should in the range of [0, {}] after normalizing",
+                sift_sdk::MAX_NODE_SCORE
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A plugin in the engine's configured order, with its error policy.

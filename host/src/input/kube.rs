@@ -16,7 +16,9 @@ use anyhow::{Context, Result, anyhow};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity as KQuantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1 as meta;
-use sift_sdk::resources::{InitContainer, PodResourceSpec, ResourceList, Resources, pod_requests};
+use sift_sdk::resources::{
+    InitContainer, NonZero, PodResourceSpec, ResourceList, Resources, pod_requests,
+};
 use sift_sdk::{
     HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
     Quantity, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
@@ -111,6 +113,11 @@ impl SkippedPods {
         self.0.values().sum()
     }
 
+    /// Reasons with their counts, in a fixed order.
+    pub fn iter(&self) -> impl Iterator<Item = (SkipReason, usize)> + '_ {
+        self.0.iter().map(|(w, n)| (*w, *n))
+    }
+
     pub fn count(&self, why: SkipReason) -> usize {
         self.0.get(&why).copied().unwrap_or(0)
     }
@@ -175,11 +182,34 @@ fn requests_or_limits(r: Option<&k8s::ResourceRequirements>, path: &str) -> Resu
 /// A pod's requests as kube-scheduler computes them (after the API
 /// server's defaulting, see the module's doc).
 pub fn pod_resources(pod: &k8s::Pod) -> Result<Resources> {
+    pod_resources_with(pod, false)
+}
+
+/// CPU and memory as kube-scheduler's scoring counts them: each container
+/// (init containers included) that does not request cpu or memory counts
+/// 100m / 200 MiB (`NonMissingContainerRequests`); pod-level requests and
+/// overhead as for [`pod_resources`].
+pub fn pod_non_zero(pod: &k8s::Pod) -> Result<NonZero> {
+    let r = pod_resources_with(pod, true)?;
+    Ok(NonZero {
+        milli_cpu: r.milli_cpu,
+        memory: r.memory,
+    })
+}
+
+fn pod_resources_with(pod: &k8s::Pod, non_missing: bool) -> Result<Resources> {
     let Some(spec) = pod.spec.as_ref() else {
         return Ok(Resources::default());
     };
     let requests = |c: &k8s::Container, path: String| {
-        requests_or_limits(c.resources.as_ref(), &format!("{path}.resources"))
+        let mut list = requests_or_limits(c.resources.as_ref(), &format!("{path}.resources"))?;
+        if non_missing {
+            list.entry("cpu".into())
+                .or_insert(Quantity::from_milli(NonZero::DEFAULT_MILLI_CPU));
+            list.entry("memory".into())
+                .or_insert(Quantity::from_units(NonZero::DEFAULT_MEMORY));
+        }
+        Ok::<_, anyhow::Error>(list)
     };
     let mut rs = PodResourceSpec::default();
     for (i, c) in spec.containers.iter().enumerate() {
@@ -400,6 +430,7 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
             .collect(),
         host_ports: pod_host_ports(pod),
         requests: pod_resources(pod).with_context(|| format!("pod {}", pod_key(pod)))?,
+        non_zero_requests: pod_non_zero(pod).with_context(|| format!("pod {}", pod_key(pod)))?,
     })
 }
 
@@ -443,6 +474,8 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
         pod_count: 0,
         used_ports: Vec::new(),
         object: None,
+        pod_annotations: Vec::new(),
+        non_zero_requested: NonZero::default(),
     })
 }
 

@@ -7,7 +7,7 @@ use crate::engine::plugin::{
     BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
 };
 use sift_sdk::native::{DynPredicate, NativePlugin, PodState};
-use sift_sdk::{Prepare, Status};
+use sift_sdk::{ExtensionPoints, Prepare, Status};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -24,25 +24,36 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_pod_topology_spread::sift_native_plugin(),
         sift_plugin_inter_pod_affinity::sift_native_plugin(),
         sift_plugin_gpu_model::sift_native_plugin(),
+        sift_plugin_node_resources_balanced_allocation::sift_native_plugin(),
     ]
 }
 
 /// A configured native predicate.
 pub struct NativeFilterPlugin {
     name: String,
+    descriptor: NativePlugin,
     predicate: Box<dyn DynPredicate>,
     full_objects: crate::input::kube::FullObjects,
+    extension_points: ExtensionPoints,
+    pod_annotation_keys: Vec<String>,
 }
 
 impl NativeFilterPlugin {
     pub fn new(plugin: &NativePlugin, args_json: &str) -> Result<NativeFilterPlugin, String> {
         Ok(NativeFilterPlugin {
             name: plugin.name.to_string(),
+            descriptor: *plugin,
             predicate: plugin.instantiate(args_json)?,
             full_objects: crate::input::kube::FullObjects {
                 pod: plugin.pod_object,
                 node: plugin.node_fields.contains(sift_sdk::NodeFields::OBJECT),
             },
+            extension_points: plugin.extension_points,
+            pod_annotation_keys: plugin
+                .pod_annotation_keys
+                .iter()
+                .map(|k| k.to_string())
+                .collect(),
         })
     }
 
@@ -65,6 +76,49 @@ impl FilterPlugin for NativeFilterPlugin {
 
     fn full_objects(&self) -> crate::input::kube::FullObjects {
         self.full_objects
+    }
+
+    fn extension_points(&self) -> ExtensionPoints {
+        self.extension_points
+    }
+
+    fn with_args(&self, args: &str) -> Result<Arc<dyn FilterPlugin>, PluginError> {
+        NativeFilterPlugin::new(&self.descriptor, args)
+            .map(|p| Arc::new(p) as Arc<dyn FilterPlugin>)
+            .map_err(|e| self.error(e))
+    }
+
+    fn pod_annotation_keys(&self) -> &[String] {
+        &self.pod_annotation_keys
+    }
+
+    fn score(&self, cycle: &Cycle, feasible: &[u32]) -> Result<Option<Vec<i64>>, PluginError> {
+        if !self.extension_points.contains(ExtensionPoints::SCORE) {
+            return Err(self.error("is not a score plugin"));
+        }
+        let snapshot = &cycle.snapshot;
+        let nodes: Vec<&sift_sdk::Node> = feasible.iter().map(|s| snapshot.node(*s)).collect();
+        let scores = catch_unwind(AssertUnwindSafe(|| {
+            self.predicate.score(&cycle.pod, &nodes, &**snapshot)
+        }))
+        .map_err(|_| self.error("panicked in score"))?
+        .map_err(|s| self.error(s.message()))?;
+        if let Some(scores) = &scores {
+            crate::engine::plugin::check_scores(&self.name, scores, feasible.len())?;
+        }
+        Ok(scores)
+    }
+
+    fn reserve(&self, cycle: &Cycle, slot: u32) -> Result<Vec<(String, String)>, PluginError> {
+        if !self.extension_points.contains(ExtensionPoints::RESERVE) {
+            return Ok(Vec::new());
+        }
+        let node = cycle.snapshot.node(slot);
+        catch_unwind(AssertUnwindSafe(|| {
+            self.predicate.reserve(&cycle.pod, node)
+        }))
+        .map_err(|_| self.error("panicked in reserve"))?
+        .map_err(|s| self.error(s.message()))
     }
 
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {

@@ -5,9 +5,11 @@
 use crate::config::{Config, PluginRef};
 use crate::contract::WasmPlugin;
 use crate::engine::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::engine::schedule::WeightedScorer;
 use crate::plugins::native::{NativeFilterPlugin, builtin};
 use crate::runtime::Runtime;
 use anyhow::{Context, Result, anyhow, bail};
+use sift_sdk::ExtensionPoints;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -151,6 +153,53 @@ impl Catalog {
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn FilterPlugin>> {
         self.plugins.get(name)
+    }
+
+    /// The same plugins, those named in `config`'s `pluginConfig`
+    /// configured with its arguments (a case file's own configuration).
+    pub fn reconfigured(&self, config: &Config) -> Result<Catalog> {
+        self.check_plugin_config(config)?;
+        let mut plugins = self.plugins.clone();
+        for pc in &config.plugin_config {
+            let plugin = &self.plugins[&pc.name];
+            let args = config.args_for(&pc.name);
+            let configured = plugin
+                .with_args(&args)
+                .map_err(|e| anyhow!("pluginConfig {}: {e}", pc.name))?;
+            plugins.insert(pc.name.clone(), configured);
+        }
+        Ok(Catalog {
+            plugins,
+            wasm: Vec::new(),
+            extra: self.extra.clone(),
+        })
+    }
+
+    /// The configured score plugins with their weights; each must
+    /// implement Score.
+    pub fn select_scorers(&self, config: &Config) -> Result<Vec<WeightedScorer>> {
+        config
+            .score_plugins()
+            .into_iter()
+            .map(|(name, weight)| {
+                let plugin = self.plugins.get(&name).ok_or_else(|| {
+                    anyhow!(
+                        "score plugin {name:?} is configured but not loaded (loaded: {})",
+                        self.names().join(", ")
+                    )
+                })?;
+                if !plugin.extension_points().contains(ExtensionPoints::SCORE) {
+                    bail!(
+                        "plugin {name:?} is configured under plugins.score but does not score (it implements {})",
+                        plugin.extension_points()
+                    );
+                }
+                Ok(WeightedScorer {
+                    plugin: plugin.clone(),
+                    weight,
+                })
+            })
+            .collect()
     }
 
     /// Checks that every `pluginConfig` entry names a loaded plugin (a

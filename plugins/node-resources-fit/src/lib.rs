@@ -4,11 +4,20 @@
 //! A request larger than the node's whole allocatable can never fit there,
 //! so it is UnschedulableAndUnresolvable; otherwise Unschedulable (evicting
 //! pods could make room).
+//!
+//! It also scores (`scoringStrategy`): LeastAllocated (the default),
+//! MostAllocated or RequestedToCapacityRatio over weighted resources, with
+//! cpu and memory counted as `NonZeroRequested` (100m / 200 MiB for
+//! containers without requests), as `noderesources/fit.go` does.
 
 use serde::Deserialize;
 use sift_sdk::resources::is_extended_resource_name;
+use sift_sdk::scoring::{
+    ResourceWeight, allocatable_and_requested, default_resources, pod_request,
+};
 use sift_sdk::{
-    Args, ClusterView, Code, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, Code, ExtensionPoints, MAX_NODE_SCORE, Node, NodeFields, Pod, PreScore,
+    Predicate, Prepare, Status, export_predicate,
 };
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -16,10 +25,11 @@ use std::collections::BTreeSet;
 pub struct NodeResourcesFit {
     ignored_resources: BTreeSet<String>,
     ignored_resource_groups: BTreeSet<String>,
+    strategy: Strategy,
+    resources: Vec<ResourceWeight>,
 }
 
-/// `NodeResourcesFitArgs` of KubeSchedulerConfiguration. Scoring fields
-/// are accepted and ignored: sift only filters.
+/// `NodeResourcesFitArgs` of KubeSchedulerConfiguration.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct FitArgs {
@@ -27,8 +37,165 @@ struct FitArgs {
     ignored_resources: Vec<String>,
     #[serde(default)]
     ignored_resource_groups: Vec<String>,
-    #[allow(dead_code)]
-    scoring_strategy: Option<serde::de::IgnoredAny>,
+    scoring_strategy: Option<ScoringStrategy>,
+}
+
+/// `ScoringStrategy`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ScoringStrategy {
+    #[serde(rename = "type", default = "least")]
+    kind: String,
+    #[serde(default)]
+    resources: Vec<ResourceWeight>,
+    requested_to_capacity_ratio: Option<RatioArgs>,
+}
+
+fn least() -> String {
+    "LeastAllocated".into()
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RatioArgs {
+    shape: Vec<ShapePoint>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+struct ShapePoint {
+    utilization: i64,
+    score: i64,
+}
+
+/// How a node's allocation turns into a score.
+enum Strategy {
+    LeastAllocated,
+    MostAllocated,
+    /// Points (utilization %, score 0..=100) of a broken linear function.
+    RequestedToCapacityRatio(Vec<(i64, i64)>),
+}
+
+impl Strategy {
+    fn parse(s: Option<ScoringStrategy>) -> Result<(Strategy, Vec<ResourceWeight>), String> {
+        let Some(s) = s else {
+            return Ok((Strategy::LeastAllocated, default_resources()));
+        };
+        let resources = if s.resources.is_empty() {
+            default_resources()
+        } else {
+            s.resources
+        };
+        if let Some(r) = resources.iter().find(|r| r.weight <= 0 || r.weight > 100) {
+            return Err(format!(
+                "scoringStrategy.resources: weight of {} must be in 1..=100, got {}",
+                r.name, r.weight
+            ));
+        }
+        let strategy = match s.kind.as_str() {
+            "LeastAllocated" => Strategy::LeastAllocated,
+            "MostAllocated" => Strategy::MostAllocated,
+            "RequestedToCapacityRatio" => {
+                let shape = s
+                    .requested_to_capacity_ratio
+                    .map(|r| r.shape)
+                    .unwrap_or_default();
+                if shape.is_empty() {
+                    return Err(
+                        "scoringStrategy.requestedToCapacityRatio.shape: at least one point is required"
+                            .into(),
+                    );
+                }
+                for w in shape.windows(2) {
+                    if w[1].utilization <= w[0].utilization {
+                        return Err("scoringStrategy.requestedToCapacityRatio.shape: utilization values must be sorted in increasing order".into());
+                    }
+                }
+                for p in &shape {
+                    if !(0..=100).contains(&p.utilization) || !(0..=10).contains(&p.score) {
+                        return Err("scoringStrategy.requestedToCapacityRatio.shape: utilization must be in 0..=100 and score in 0..=10".into());
+                    }
+                }
+                // Shape scores are 0..=10 (MaxCustomPriorityScore), scaled
+                // to the scheduler's 0..=100.
+                Strategy::RequestedToCapacityRatio(
+                    shape
+                        .iter()
+                        .map(|p| (p.utilization, p.score * (MAX_NODE_SCORE / 10)))
+                        .collect(),
+                )
+            }
+            other => {
+                return Err(format!(
+                    "scoringStrategy.type: unknown {other:?} (LeastAllocated, MostAllocated or RequestedToCapacityRatio)"
+                ));
+            }
+        };
+        Ok((strategy, resources))
+    }
+
+    /// The node's score from per-resource (requested, allocatable).
+    fn score(&self, weights: &[ResourceWeight], amounts: &[(i64, i64)]) -> i64 {
+        let mut sum = 0i64;
+        let mut weight_sum = 0i64;
+        for (w, &(requested, allocatable)) in weights.iter().zip(amounts) {
+            if allocatable == 0 {
+                continue;
+            }
+            let s = match self {
+                Strategy::LeastAllocated => {
+                    if requested > allocatable {
+                        0
+                    } else {
+                        (allocatable - requested) * MAX_NODE_SCORE / allocatable
+                    }
+                }
+                Strategy::MostAllocated => {
+                    requested.min(allocatable) * MAX_NODE_SCORE / allocatable
+                }
+                Strategy::RequestedToCapacityRatio(shape) => {
+                    let utilization = if requested > allocatable {
+                        100
+                    } else {
+                        requested * 100 / allocatable
+                    };
+                    let s = broken_linear(shape, utilization);
+                    // A resource scoring 0 is left out of the average.
+                    if s <= 0 {
+                        continue;
+                    }
+                    s
+                }
+            };
+            sum += s * w.weight;
+            weight_sum += w.weight;
+        }
+        if weight_sum == 0 {
+            return 0;
+        }
+        match self {
+            // math.Round: half away from zero.
+            Strategy::RequestedToCapacityRatio(_) => {
+                (sum as f64 / weight_sum as f64).round() as i64
+            }
+            _ => sum / weight_sum,
+        }
+    }
+}
+
+/// `helper.BuildBrokenLinearFunction`: linear between the points, flat
+/// before the first and after the last, integer arithmetic.
+fn broken_linear(shape: &[(i64, i64)], p: i64) -> i64 {
+    for (i, &(u, s)) in shape.iter().enumerate() {
+        if p <= u {
+            if i == 0 {
+                return s;
+            }
+            let (u0, s0) = shape[i - 1];
+            return s0 + (s - s0) * (p - u0) / (u - u0);
+        }
+    }
+    shape.last().map_or(0, |&(_, s)| s)
 }
 
 /// One resource the node lacks.
@@ -42,21 +209,49 @@ pub struct InsufficientResource {
 impl Predicate for NodeResourcesFit {
     const NAME: &'static str = "NodeResourcesFit";
     const NODE_FIELDS: NodeFields = NodeFields::RESOURCES;
-    type PodState = ();
+    const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::FILTER.union(ExtensionPoints::SCORE);
+    /// Scoring: the pod's request of each scored resource (empty when
+    /// filtering).
+    type PodState = Vec<i64>;
 
     fn new(args: Args) -> Result<Self, String> {
         let args: FitArgs = args.parse()?;
+        let (strategy, resources) = Strategy::parse(args.scoring_strategy)?;
         Ok(NodeResourcesFit {
             ignored_resources: args.ignored_resources.into_iter().collect(),
             ignored_resource_groups: args.ignored_resource_groups.into_iter().collect(),
+            strategy,
+            resources,
         })
     }
 
-    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
-        Prepare::Proceed(())
+    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<Vec<i64>> {
+        Prepare::Proceed(Vec::new())
     }
 
-    fn filter(&self, pod: &Pod, _: &(), node: &Node) -> Status {
+    fn pre_score(&self, pod: &Pod, _: &[&Node], _: &dyn ClusterView) -> PreScore<Vec<i64>> {
+        PreScore::Proceed(
+            self.resources
+                .iter()
+                .map(|r| pod_request(pod, &r.name, false))
+                .collect(),
+        )
+    }
+
+    fn score(&self, _pod: &Pod, requests: &Vec<i64>, node: &Node) -> Result<i64, Status> {
+        let amounts: Vec<(i64, i64)> = self
+            .resources
+            .iter()
+            .zip(requests)
+            .map(|(r, req)| {
+                let (alloc, requested) = allocatable_and_requested(node, &r.name, *req, false);
+                (requested, alloc)
+            })
+            .collect();
+        Ok(self.strategy.score(&self.resources, &amounts))
+    }
+
+    fn filter(&self, pod: &Pod, _: &Vec<i64>, node: &Node) -> Status {
         let insufficient = self.insufficient_resources(pod, node);
         if insufficient.is_empty() {
             return Status::success();

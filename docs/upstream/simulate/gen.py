@@ -1,0 +1,861 @@
+#!/usr/bin/env python3
+"""Writes tests/cases/Simulate/<Group>/NNN-slug.json: `sift simulate` cases
+(mode "scheduler") ported from kube-scheduler's tests, kubernetes/kubernetes
+master as of v1.36 (see README.md next to this file for files and rules).
+
+Every case states its expectation twice: by hand in the table below, and as
+computed by model.py (a restatement of the upstream score formulas, the
+scheduleOne loop and the FitError / DefaultPreemption messages). The
+generator fails when the two disagree, when a scheduling step has a tied top
+score (kube-scheduler would pick at random), when a case ported from a
+scoring test does not reproduce upstream's expected scores, or when a
+failing pod could preempt (these cases never exercise a successful
+preemption).
+
+Run from anywhere: python3 docs/upstream/simulate/gen.py
+Output is deterministic (uids are uuid5 of the case and object names).
+"""
+import json
+import os
+import re
+import sys
+import uuid
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True
+import model  # noqa: E402
+
+OUT = os.path.join(HERE, "..", "..", "..", "tests", "cases", "Simulate")
+UPSTREAM = "kubernetes/kubernetes pkg/scheduler/"
+NR = UPSTREAM + "framework/plugins/noderesources/"
+
+# Which upstream function decides each message (the model restates them):
+#   "0/N nodes are available: <histogram>."   framework/types.go FitError.Error
+#   " preemption: ..."                        plugins/defaultpreemption/default_preemption.go
+#                                             DefaultPreemption.PostFilter ("preemption: " + msg)
+#   "not eligible due to preemptionPolicy=Never."
+#                                             DefaultPreemption.PodEligibleToPreemptOthers
+#   "0/N nodes are available: ... Preemption is not helpful for scheduling."
+#                                             framework/preemption/preemption.go Evaluator.Preempt
+#                                             (absent-node status of the dry-run FitError) and
+#                                             findCandidates (no Unschedulable node -> empty map)
+#   "No preemption victims found for incoming pod"
+#                                             DefaultPreemption.SelectVictimsOnNode (no pod of lower
+#                                             priority on the node), via Evaluator.DryRunPreemption
+#   "Insufficient cpu" inside the preemption part
+#                                             SelectVictimsOnNode: the filters still reject the node
+#                                             once every lower-priority pod is removed
+#   filter reasons                            noderesources/fit.go fitsRequest ("Insufficient <r>",
+#                                             "Too many pods"; UnschedulableAndUnresolvable when the
+#                                             request exceeds the node's allocatable),
+#                                             tainttoleration Filter, nodeaffinity Filter,
+#                                             nodeunschedulable Filter, podtopologyspread Filter
+#   not modelled: a stock v1.34+ scheduler also runs DynamicResources' PostFilter before
+#   DefaultPreemption; for a pod without claims it adds "no new claims to deallocate, " in front
+#   of "preemption:" (dynamicresources.go PostFilter). sift has no DynamicResources.
+#
+# Score formulas (model.py; each function names its upstream counterpart), integer math:
+#   LeastAllocated  least_score: ((alloc - req) * 100) / alloc, 0 when req > alloc
+#                   (noderesources/least_allocated.go leastRequestedScore)
+#   MostAllocated   most_score: (min(req, alloc) * 100) / alloc -- req is capped, not zeroed
+#                   (noderesources/most_allocated.go mostRequestedScore)
+#   both            sum(w * s) / sum(w) over the resources the node has (allocatable 0 skipped;
+#                   a scalar resource the pod does not request skipped) (leastResourceScorer,
+#                   mostResourceScorer, resource_allocation.go calculateResourceAllocatableRequest)
+#   RTCR            fit_score: utilization = req*100/alloc (100 when req >= alloc), shape scores
+#                   times 10, broken-linear with Go's truncating division, resources scoring 0
+#                   left out of both sums, math.Round (half away from zero) of the mean
+#                   (requested_to_capacity_ratio.go, helper/shape_score.go BuildBrokenLinearFunction)
+#   requested       node NonZeroRequested + the pod's request with 100m / 200Mi for a container
+#                   *missing* a cpu / memory request (resource_allocation.go
+#                   calculatePodResourceRequest, framework/types.go getNonMissingContainerRequests)
+#   Balanced        balanced_score: actual requests (node Requested + pod), fraction capped at 1,
+#                   std = |f0 - f1| / 2 for two resources, population std for more,
+#                   int64((1 - std) * 100); PreScore Skip when the pod's requests are all zero
+#                   (balanced_allocation.go balancedResourceScorer, PreScore, isBestEffortPod)
+
+CASES = []
+
+
+# ------------------------------------------------------------------ objects
+def uid(*parts):
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, "sift-simulate/" + "/".join(parts)))
+
+
+def node(name, alloc, labels=None, taints=None, unschedulable=False):
+    l = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+    l.update(labels or {})
+    alloc = dict(alloc)
+    alloc.setdefault("pods", "110")
+    spec = {}
+    if unschedulable:
+        spec["unschedulable"] = True
+    if taints:
+        spec["taints"] = taints
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "uid": None, "labels": l},
+            "spec": spec,
+            "status": {"allocatable": dict(alloc), "capacity": dict(alloc)}}
+
+
+ZERO = {"cpu": "0", "memory": "0"}  # explicit zero requests: honoured, no 100m/200Mi default
+
+
+def container(i, requests=None, limits=None):
+    res = {}
+    if requests is not None:
+        res["requests"] = dict(requests)
+    if limits is not None:
+        res["limits"] = dict(limits)
+    return {"name": f"c{i}", "image": "registry.k8s.io/pause:3.10", "imagePullPolicy": "IfNotPresent",
+            "resources": res, "terminationMessagePath": "/dev/termination-log",
+            "terminationMessagePolicy": "File"}
+
+
+def qos(containers):
+    reqs = [c["resources"].get("requests", {}) for c in containers]
+    lims = [c["resources"].get("limits", {}) for c in containers]
+    if not any(reqs) and not any(lims):
+        return "BestEffort"
+    for r, l in zip(reqs, lims):
+        for res in ("cpu", "memory"):
+            if res not in l or r.get(res, l[res]) != l[res]:
+                return "Burstable"
+    return "Guaranteed"
+
+
+def pod(name, *reqs, node=None, prio=0, ns="default", labels=None, limits=None,
+        policy="PreemptLowerPriority", spread=None, node_selector=None):
+    """reqs: one dict of requests per container (None: a container with no
+    requests at all)."""
+    reqs = reqs or (None,)
+    cs = [container(i, r, limits) for i, r in enumerate(reqs)]
+    spec = {"containers": cs}
+    if node:
+        spec["nodeName"] = node
+    if node_selector:
+        spec["nodeSelector"] = node_selector
+    if spread:
+        spec["topologySpreadConstraints"] = spread
+    spec.update({"restartPolicy": "Always", "schedulerName": "default-scheduler",
+                 "dnsPolicy": "ClusterFirst", "terminationGracePeriodSeconds": 30,
+                 "enableServiceLinks": True, "preemptionPolicy": policy, "priority": prio})
+    meta = {"name": name, "namespace": ns, "uid": None, "creationTimestamp": None}
+    if labels:
+        meta["labels"] = dict(labels)
+    status = {"phase": "Running" if node else "Pending", "qosClass": qos(cs)}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
+
+
+def cfg(score, fit=None, balanced=None):
+    """score: [(plugin, weight)]; fit: a NodeResourcesFit scoringStrategy;
+    balanced: BalancedAllocation resources."""
+    c = {"percentageOfNodesToScore": 100,
+         "plugins": {"score": {"disabled": [{"name": "*"}],
+                               "enabled": [{"name": n, "weight": w} for n, w in score]}}}
+    pcs = []
+    if fit is not None:
+        pcs.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": fit}})
+    if balanced is not None:
+        pcs.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": balanced}})
+    if pcs:
+        c["pluginConfig"] = pcs
+    return c
+
+
+RES = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]
+LEAST = {"type": "LeastAllocated", "resources": RES}
+MOST = {"type": "MostAllocated", "resources": RES}
+
+
+def rtcr(resources, shape):
+    return {"type": "RequestedToCapacityRatio", "resources": resources,
+            "requestedToCapacityRatio": {"shape": [{"utilization": u, "score": s} for u, s in shape]}}
+
+
+def only_fit(strategy):
+    return cfg([("NodeResourcesFit", 1)], fit=strategy)
+
+
+def only_balanced(resources=RES):
+    return cfg([("NodeResourcesBalancedAllocation", 1)], balanced=resources)
+
+
+def case(group, name, source, nodes, workload, pods=(), config=None, filters=None,
+         binds=None, unscheduled=(), messages=True, upstream=None, notes=None):
+    """binds: the expected binds, by hand; messages: False leaves FitError
+    texts out (an upstream message not certain enough to pin); upstream:
+    {node: score} expected by the upstream scoring test for the first
+    workload pod (checked against the model's score of the one enabled
+    plugin)."""
+    CASES.append(dict(group=group, name=name, source=source, nodes=nodes, pods=list(pods),
+                      workload=list(workload), config=config, filters=filters,
+                      binds=binds or {}, unscheduled=list(unscheduled), messages=messages,
+                      upstream=upstream, notes=notes))
+
+
+def up(test, sub, file):
+    return f"{test}/{sub}", NR + file
+
+
+# ===================================================== LeastAllocated
+G = "LeastAllocated"
+F = "least_allocated_test.go"
+
+# st.MakeNode().Capacity({"cpu": "4000", ...}) is 4000 cores; the ratios are
+# what upstream's comments compute. Pods with no containers upstream
+# (st.MakePod().Obj()) are ported as one container with explicit zero
+# requests, which NonMissingContainerRequests leaves at zero.
+case(G, "nothing scheduled, resources requested, differently sized nodes",
+     up("TestLeastAllocatedScoringStrategy", "nothing scheduled, resources requested, differently sized nodes", F),
+     [node("node1", {"cpu": "4000", "memory": "10000"}), node("node2", {"cpu": "6000", "memory": "10000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     config=only_fit(LEAST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 37, "node2": 50})
+
+case(G, "no resources requested, pods scheduled with resources",
+     up("TestLeastAllocatedScoringStrategy", "no resources requested, pods scheduled with resources", F),
+     [node("node1", {"cpu": "10000", "memory": "20000"}), node("node2", {"cpu": "10000", "memory": "20000"})],
+     [pod("incoming", ZERO)],
+     pods=[pod("p1", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p2", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p3", {"cpu": "3000", "memory": "0"}, node="node2"),
+           pod("p4", {"cpu": "3000", "memory": "5000"}, node="node2")],
+     config=only_fit(LEAST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 70, "node2": 57},
+     notes="The incoming pod has no containers upstream; here it has one container with explicit "
+           "cpu/memory requests of 0, which are honoured (not replaced by 100m/200Mi). The existing "
+           "pods' explicit memory 0 likewise counts as 0.")
+
+case(G, "resources requested, pods scheduled with resources",
+     up("TestLeastAllocatedScoringStrategy", "resources requested, pods scheduled with resources", F),
+     [node("node1", {"cpu": "10000", "memory": "20000"}), node("node2", {"cpu": "10000", "memory": "20000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     pods=[pod("p1", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p2", {"cpu": "3000", "memory": "5000"}, node="node2")],
+     config=only_fit(LEAST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 57, "node2": 45})
+
+case(G, "resources requested, pods scheduled with resources, differently sized nodes",
+     up("TestLeastAllocatedScoringStrategy", "resources requested, pods scheduled with resources, differently sized nodes", F),
+     [node("node1", {"cpu": "10000", "memory": "20000"}), node("node2", {"cpu": "10000", "memory": "50000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     pods=[pod("p1", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p2", {"cpu": "3000", "memory": "5000"}, node="node2")],
+     config=only_fit(LEAST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 57, "node2": 60})
+
+case(G, "resources requested with different weight on CPU and memory",
+     up("TestLeastAllocatedScoringStrategy", "nothing scheduled, resources requested with different weight on CPU and memory, differently sized nodes", F),
+     [node("node1", {"cpu": "4000", "memory": "10000"}), node("node2", {"cpu": "6000", "memory": "10000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     config=only_fit({"type": "LeastAllocated",
+                      "resources": [{"name": "memory", "weight": 2}, {"name": "cpu", "weight": 1}]}),
+     filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 41, "node2": 50})
+
+case(G, "honor extended resource if the pod requests",
+     up("TestLeastAllocatedScoringStrategy", "honor extended resource if the pod requests", F),
+     [node("node1", {"cpu": "6000", "memory": "10000", "abc.com/xyz": "4"}),
+      node("node2", {"cpu": "6000", "memory": "10000", "abc.com/xyz": "10"})],
+     [pod("incoming", {"cpu": "3000", "memory": "5000", "abc.com/xyz": "2"})],
+     config=only_fit({"type": "LeastAllocated",
+                      "resources": RES + [{"name": "abc.com/xyz", "weight": 1}]}),
+     filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 50, "node2": 60})
+
+case(G, "requested resources exceed node capacity: the pod fits nowhere",
+     up("TestLeastAllocatedScoringStrategy", "requested resources exceed node capacity", F),
+     [node("node1", {"cpu": "4000", "memory": "10000"}), node("node2", {"cpu": "4000", "memory": "10000"})],
+     [pod("incoming", {"cpu": "3000", "memory": "0"})],
+     pods=[pod("p1", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p2", {"cpu": "3000", "memory": "5000"}, node="node2")],
+     config=only_fit(LEAST), filters=["NodeResourcesFit"],
+     unscheduled=["default/incoming"],
+     notes="Upstream scores node1=50, node2=25 with the filter skipped; run as a scheduling cycle, "
+           "NodeResourcesFit rejects both nodes first (3000+3000 > 4000 cores). 3000 fits the "
+           "allocatable, so the status is Unschedulable and preemption dry-runs; every pod has "
+           "priority 0, so there is no victim.")
+
+# The spread/pack pair: the same cluster and pods, LeastAllocated vs MostAllocated.
+SEQ_NODES = lambda: [node("node-a", {"cpu": "4", "memory": "8Gi"}),
+                     node("node-b", {"cpu": "4", "memory": "8Gi"}),
+                     node("node-c", {"cpu": "4", "memory": "16Gi"})]
+SEQ_BOUND = lambda: [pod("base-a", {"cpu": "1", "memory": "512Mi"}, node="node-a")]
+
+
+def seq_workload():
+    return [pod(f"web-{i}", {"cpu": "1", "memory": "1Gi"}) for i in range(4)]
+
+
+case(G, "sequence: four pods spread over three nodes with LeastAllocated",
+     ("sift-derived: scheduleOne loop (schedule_one.go) with assume, LeastAllocated", NR + "least_allocated.go"),
+     SEQ_NODES(), seq_workload(), pods=SEQ_BOUND(),
+     config=only_fit(LEAST), filters=model.DEFAULT_FILTERS,
+     binds={"default/web-0": "node-c", "default/web-1": "node-b",
+            "default/web-2": "node-c", "default/web-3": "node-a"},
+     notes="Each bind is assumed before the next pod: node-c (16Gi) leads, then node-b (empty), "
+           "then node-c again, then node-a, which started with one pod.")
+
+case(G, "sequence: pods without requests spread by their 100m/200Mi defaults",
+     ("sift-derived: NonZeroRequested in the scheduleOne loop (framework/types.go getNonMissingContainerRequests)",
+      NR + "resource_allocation.go"),
+     [node("node-a", {"cpu": "2", "memory": "4Gi"}), node("node-b", {"cpu": "2", "memory": "4Gi"})],
+     [pod(f"idle-{i}") for i in range(3)],
+     pods=[pod("sidecar", {"cpu": "50m", "memory": "64Mi"}, node="node-a")],
+     config=None, filters=model.DEFAULT_FILTERS,
+     binds={"default/idle-0": "node-b", "default/idle-1": "node-a", "default/idle-2": "node-b"},
+     notes="Default score set (NodeResourcesFit LeastAllocated + BalancedAllocation). The pending "
+           "pods request nothing, so BalancedAllocation skips them (PreScore Skip) and Fit filters "
+           "nothing; LeastAllocated counts each one as 100m/200Mi once assumed, so the second pod "
+           "goes back to node-a and the third to node-b.")
+
+# ===================================================== MostAllocated
+G = "MostAllocated"
+F = "most_allocated_test.go"
+
+case(G, "nothing scheduled, resources requested, differently sized nodes",
+     up("TestMostAllocatedScoringStrategy", "nothing scheduled, resources requested, differently sized nodes", F),
+     [node("node1", {"cpu": "4000", "memory": "10000"}), node("node2", {"cpu": "6000", "memory": "10000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     config=only_fit(MOST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 62, "node2": 50})
+
+case(G, "no resources requested, pods scheduled with resources",
+     up("TestMostAllocatedScoringStrategy", "no resources requested, pods scheduled with resources", F),
+     [node("node1", {"cpu": "10000", "memory": "20000"}), node("node2", {"cpu": "10000", "memory": "20000"})],
+     [pod("incoming", ZERO)],
+     pods=[pod("p1", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p2", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p3", {"cpu": "3000", "memory": "0"}, node="node2"),
+           pod("p4", {"cpu": "3000", "memory": "5000"}, node="node2")],
+     config=only_fit(MOST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 30, "node2": 42},
+     notes="The incoming pod's explicit zero requests are honoured (upstream: a pod with no containers).")
+
+case(G, "resources requested, pods scheduled with resources",
+     up("TestMostAllocatedScoringStrategy", "resources requested, pods scheduled with resources", F),
+     [node("node1", {"cpu": "10000", "memory": "20000"}), node("node2", {"cpu": "10000", "memory": "20000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     pods=[pod("p1", {"cpu": "3000", "memory": "0"}, node="node1"),
+           pod("p2", {"cpu": "3000", "memory": "5000"}, node="node2")],
+     config=only_fit(MOST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 42, "node2": 55})
+
+case(G, "resources requested equal node capacity",
+     up("TestMostAllocatedScoringStrategy", "resources requested equal node capacity", F),
+     [node("node1", {"cpu": "5000", "memory": "10000"}), node("node2", {"cpu": "10000", "memory": "9000"})],
+     [pod("incoming", {"cpu": "2000", "memory": "4000"}, {"cpu": "3000", "memory": "5000"})],
+     config=only_fit(MOST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 95, "node2": 75})
+
+case(G, "resources requested with different weight on CPU and memory",
+     up("TestMostAllocatedScoringStrategy", "nothing scheduled, resources requested, differently sized nodes (memory weight 2)", F),
+     [node("node1", {"cpu": "4000", "memory": "10000"}), node("node2", {"cpu": "6000", "memory": "10000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     config=only_fit({"type": "MostAllocated",
+                      "resources": [{"name": "memory", "weight": 2}, {"name": "cpu", "weight": 1}]}),
+     filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 58, "node2": 50},
+     notes="Upstream names this subtest like the first one (\"nothing scheduled, resources requested, "
+           "differently sized nodes\"); it is the one with resources memory:2, cpu:1.")
+
+case(G, "no resources requested, pods scheduled, nonzero request for resource",
+     up("TestMostAllocatedScoringStrategy", "no resources requested, pods scheduled, nonzero request for resource", F),
+     [node("node1", {"cpu": "250m", "memory": "1000Mi"}), node("node2", {"cpu": "250m", "memory": "1000Mi"})],
+     [pod("incoming")],
+     pods=[pod("p1", node="node1"), pod("p2", node="node1")],
+     config=only_fit(MOST), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 80, "node2": 30},
+     notes="Containers without requests count as 100m/200Mi: node1 holds 300m of 250m (capped at "
+           "100) and 600Mi of 1000Mi. The pod's actual request is zero, so NodeResourcesFit's filter "
+           "passes both nodes.")
+
+case(G, "honor extended resource if the pod request",
+     up("TestMostAllocatedScoringStrategy", "honor extended resource if the pod request", F),
+     [node("node1", {"cpu": "6000", "memory": "10000", "abc.com/xyz": "4"}),
+      node("node2", {"cpu": "6000", "memory": "10000", "abc.com/xyz": "10"})],
+     [pod("incoming", {"cpu": "3000", "memory": "5000", "abc.com/xyz": "2"})],
+     config=only_fit({"type": "MostAllocated",
+                      "resources": RES + [{"name": "abc.com/xyz", "weight": 1}]}),
+     filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 50, "node2": 40})
+
+case(G, "sequence: four pods pack onto the fullest node with MostAllocated",
+     ("sift-derived: scheduleOne loop (schedule_one.go) with assume, MostAllocated", NR + "most_allocated.go"),
+     SEQ_NODES(), seq_workload(), pods=SEQ_BOUND(),
+     config=only_fit(MOST), filters=model.DEFAULT_FILTERS,
+     binds={"default/web-0": "node-a", "default/web-1": "node-a",
+            "default/web-2": "node-a", "default/web-3": "node-b"},
+     notes="Same cluster and pods as LeastAllocated's sequence case: node-a, already holding one "
+           "pod, takes pods until its 4 CPUs are full, then node-b (8Gi, fuller than node-c's 16Gi).")
+
+# ===================================================== RequestedToCapacityRatio
+G = "RequestedToCapacityRatio"
+F = "requested_to_capacity_ratio_test.go"
+DESC = [(0, 10), (100, 0)]   # TestRequestedToCapacityRatioScoringStrategy's shape
+ASC = [(0, 0), (100, 1)]     # TestResourceBinPacking*'s shape
+
+case(G, "nothing scheduled, resources requested, differently sized nodes",
+     up("TestRequestedToCapacityRatioScoringStrategy",
+        "nothing scheduled, resources requested, differently sized nodes (default - least requested nodes have priority)", F),
+     [node("node1", {"cpu": "4000", "memory": "10000"}), node("node2", {"cpu": "6000", "memory": "10000"})],
+     [pod("incoming", {"cpu": "1000", "memory": "2000"}, {"cpu": "2000", "memory": "3000"})],
+     pods=[pod("p1", ZERO, node="node1"), pod("p2", ZERO, node="node1")],
+     config=only_fit(rtcr(RES, DESC)), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 38, "node2": 50},
+     notes="node1: cpu 75% -> 25, memory 50% -> 50, math.Round(37.5) = 38. The existing pods have no "
+           "containers upstream; here one container with explicit zero requests.")
+
+case(G, "no resources requested, pods scheduled with resources",
+     up("TestRequestedToCapacityRatioScoringStrategy",
+        "no resources requested, pods scheduled with resources (default - least requested nodes have priority)", F),
+     [node("node1", {"cpu": "4000", "memory": "10000"}), node("node2", {"cpu": "6000", "memory": "10000"})],
+     [pod("incoming", ZERO)],
+     pods=[pod("p1", {"cpu": "3000", "memory": "5000"}, node="node1"),
+           pod("p2", {"cpu": "3000", "memory": "5000"}, node="node2")],
+     config=only_fit(rtcr(RES, DESC)), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 38, "node2": 50})
+
+FOO = [{"name": "intel.com/foo", "weight": 1}]
+FOOBAR = [{"name": "intel.com/foo", "weight": 3}, {"name": "intel.com/bar", "weight": 5}]
+MEM = str(10000 * 1024 * 1024)  # makeNode(name, 4000 (milli), 10000*1024*1024, extended)
+
+
+def bin_node(name, ext):
+    return node(name, dict({"cpu": "4", "memory": MEM}, **ext))
+
+
+case(G, "single extended resource: resources requested, pods scheduled with less resources",
+     up("TestResourceBinPackingSingleExtended", "resources requested, pods scheduled with less resources", F),
+     [bin_node("node1", {"intel.com/foo": "8"}), bin_node("node2", {"intel.com/foo": "4"})],
+     [pod("incoming", {"intel.com/foo": "2"})],
+     config=only_fit(rtcr(FOO, ASC)), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 2, "node2": 5},
+     notes="Shape 0->0, 100->1 is scaled by 10: node2 at 50% scores 5. Upstream's list of existing "
+           "pods holds one pod with no node, which a snapshot ignores; it is left out.")
+
+case(G, "single extended resource: on node with existing pod running",
+     up("TestResourceBinPackingSingleExtended", "resources requested, pods scheduled with resources, on node with existing pod running ", F),
+     [bin_node("node1", {"intel.com/foo": "8"}), bin_node("node2", {"intel.com/foo": "4"})],
+     [pod("incoming", {"intel.com/foo": "2"})],
+     pods=[pod("p1", {"intel.com/foo": "2"}, node="node2")],
+     config=only_fit(rtcr(FOO, ASC)), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 2, "node2": 10})
+
+case(G, "single extended resource: resources requested, pods scheduled with more resources",
+     up("TestResourceBinPackingSingleExtended", "resources requested, pods scheduled with more resources", F),
+     [bin_node("node1", {"intel.com/foo": "8"}), bin_node("node2", {"intel.com/foo": "4"})],
+     [pod("incoming", {"intel.com/foo": "4"})],
+     config=only_fit(rtcr(FOO, ASC)), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 5, "node2": 10})
+
+case(G, "multiple extended resources: resources requested, pods scheduled with less resources",
+     up("TestResourceBinPackingMultipleExtended", "resources requested, pods scheduled with less resources", F),
+     [bin_node("node1", {"intel.com/foo": "8", "intel.com/bar": "4"}),
+      bin_node("node2", {"intel.com/foo": "4", "intel.com/bar": "8"})],
+     [pod("incoming", {"intel.com/foo": "2", "intel.com/bar": "2"})],
+     config=only_fit(rtcr(FOOBAR, ASC)), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 4, "node2": 3},
+     notes="Weights foo:3, bar:5: node1 (2*3 + 5*5)/8 = 3.875 -> 4, node2 (5*3 + 2*5)/8 = 3.125 -> 3.")
+
+case(G, "multiple extended resources: the scoring favourite fails the filter",
+     up("TestResourceBinPackingMultipleExtended", "resources requested, pods scheduled with resources, on node with existing pod running ", F),
+     [bin_node("node1", {"intel.com/foo": "8", "intel.com/bar": "4"}),
+      bin_node("node2", {"intel.com/foo": "4", "intel.com/bar": "8"})],
+     [pod("incoming", {"intel.com/foo": "2", "intel.com/bar": "2"})],
+     pods=[pod("p1", {"intel.com/foo": "4", "intel.com/bar": "2"}, node="node2")],
+     config=only_fit(rtcr(FOOBAR, ASC)), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"},
+     notes="Upstream scores node1=4, node2=7 (foo over capacity scores as 100% utilization) with the "
+           "filter skipped. As a scheduling cycle node2 has 4 of 4 intel.com/foo taken, so "
+           "NodeResourcesFit leaves only node1, which is taken without scoring.")
+
+# ===================================================== BalancedAllocation
+G = "BalancedAllocation"
+F = "balanced_allocation_test.go"
+CPU_ONLY = ({"cpu": "1000m", "memory": "0"}, {"cpu": "2000m", "memory": "0"})
+CPU_MEM = ({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000"})
+CPU_MEM_GPU = ({"cpu": "1000m", "memory": "2000"}, {"cpu": "2000m", "memory": "3000", "nvidia.com/gpu": "3"})
+
+
+def bnode(name, milli, mem, ext=None):
+    # makeNode(name, milliCPU, memory, extended)
+    return node(name, dict({"cpu": f"{milli}m", "memory": str(mem)}, **(ext or {})))
+
+
+case(G, "nothing scheduled, resources requested, differently sized nodes",
+     up("TestNodeResourcesBalancedAllocation", "nothing scheduled, resources requested, differently sized nodes", F),
+     [bnode("node1", 4000, 10000), bnode("node2", 6000, 10000)],
+     [pod("incoming", *CPU_MEM)],
+     config=only_balanced(), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 87, "node2": 100})
+
+case(G, "resources requested, pods scheduled with resources",
+     up("TestNodeResourcesBalancedAllocation", "resources requested, pods scheduled with resources", F),
+     [bnode("node1", 10000, 20000), bnode("node2", 10000, 20000)],
+     [pod("incoming", *CPU_MEM)],
+     pods=[pod("cpu-only", *CPU_ONLY, node="node1"), pod("cpu-and-memory", *CPU_MEM, node="node2")],
+     config=only_balanced(), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 82, "node2": 95})
+
+case(G, "resources requested, pods scheduled with resources, differently sized nodes",
+     up("TestNodeResourcesBalancedAllocation", "resources requested, pods scheduled with resources, differently sized nodes", F),
+     [bnode("node1", 10000, 20000), bnode("node2", 10000, 50000)],
+     [pod("incoming", *CPU_MEM)],
+     pods=[pod("cpu-only", *CPU_ONLY, node="node1"), pod("cpu-and-memory", *CPU_MEM, node="node2")],
+     config=only_balanced(), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 82, "node2": 80})
+
+case(G, "requested resources at node capacity",
+     up("TestNodeResourcesBalancedAllocation", "requested resources at node capacity", F),
+     [bnode("node1", 6000, 10000), bnode("node2", 6000, 10000)],
+     [pod("incoming", *CPU_ONLY)],
+     pods=[pod("cpu-only", *CPU_ONLY, node="node1"), pod("cpu-and-memory", *CPU_MEM, node="node2")],
+     config=only_balanced(), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node2"}, upstream={"node1": 50, "node2": 75},
+     notes="The pod's explicit memory 0 is an actual request of 0, not a default: its requests "
+           "[3000m, 0] are not all zero, so BalancedAllocation scores it.")
+
+case(G, "include scalar resource on a node for balanced resource allocation",
+     up("TestNodeResourcesBalancedAllocation", "include scalar resource on a node for balanced resource allocation", F),
+     [bnode("node1", 3500, 40000, {"nvidia.com/gpu": "8"}), bnode("node2", 3500, 40000, {"nvidia.com/gpu": "8"})],
+     [pod("incoming", {"memory": "0", "nvidia.com/gpu": "1"})],
+     pods=[pod("cpu-and-memory", *CPU_MEM, node="node2"), pod("cpu-memory-gpu", *CPU_MEM_GPU, node="node1")],
+     config=only_balanced(RES + [{"name": "nvidia.com/gpu", "weight": 1}]), filters=["NodeResourcesFit"],
+     binds={"default/incoming": "node1"}, upstream={"node1": 70, "node2": 65},
+     notes="Three fractions, so the standard deviation is the general one: node1 cpu 3000/3500, "
+           "memory 5000/40000, gpu 4/8.")
+
+case(G, "sequence: a memory-heavy pod joins the cpu-heavy node, a cpu-heavy pod the memory-heavy one",
+     ("sift-derived: scheduleOne loop with assume, BalancedAllocation only", NR + "balanced_allocation.go"),
+     [node("node-a", {"cpu": "16", "memory": "32Gi"}), node("node-b", {"cpu": "16", "memory": "32Gi"})],
+     [pod("mem-heavy", {"cpu": "500m", "memory": "8Gi"}), pod("cpu-heavy", {"cpu": "4", "memory": "1Gi"})],
+     pods=[pod("batch", {"cpu": "4", "memory": "1Gi"}, node="node-a"),
+           pod("cache", {"cpu": "500m", "memory": "6Gi"}, node="node-b")],
+     config=only_balanced(), filters=model.DEFAULT_FILTERS,
+     binds={"default/mem-heavy": "node-a", "default/cpu-heavy": "node-b"},
+     notes="After mem-heavy is assumed on node-a, node-a's cpu and memory fractions are level, so "
+           "cpu-heavy would unbalance it; node-b, memory-heavy, is evened out by it.")
+
+MIXED_NODES = lambda: [node("node-a", {"cpu": "8", "memory": "16Gi"}), node("node-b", {"cpu": "8", "memory": "16Gi"})]
+MIXED_BOUND = lambda: [pod("batch", {"cpu": "4", "memory": "1Gi"}, node="node-a"),
+                       pod("cache", {"cpu": "500m", "memory": "6Gi"}, node="node-b")]
+
+case(G, "default score set: LeastAllocated and BalancedAllocation disagree, the sum decides",
+     ("sift-derived: prioritizeNodes summing NodeResourcesFit and BalancedAllocation (schedule_one.go)",
+      NR + "balanced_allocation.go"),
+     MIXED_NODES(), [pod("mem-heavy", {"cpu": "500m", "memory": "8Gi"})], pods=MIXED_BOUND(),
+     config=None, binds={"default/mem-heavy": "node-a"},
+     notes="LeastAllocated prefers node-b (49 against 43), BalancedAllocation prefers node-a (100 "
+           "against 62); with both at weight 1 the totals are 143 and 111.")
+
+case(G, "plugin weights: NodeResourcesFit at weight 10 overturns BalancedAllocation",
+     ("sift-derived: prioritizeNodes, score times plugin weight (schedule_one.go)",
+      NR + "balanced_allocation.go"),
+     MIXED_NODES(), [pod("mem-heavy", {"cpu": "500m", "memory": "8Gi"})], pods=MIXED_BOUND(),
+     config=cfg([("NodeResourcesFit", 10), ("NodeResourcesBalancedAllocation", 1)]),
+     binds={"default/mem-heavy": "node-b"},
+     notes="Same cluster and pod as the previous case: 43*10 + 100 = 530 for node-a against "
+           "49*10 + 62 = 552 for node-b. No pluginConfig: NodeResourcesFit uses LeastAllocated with "
+           "cpu:1, memory:1 and BalancedAllocation cpu and memory.")
+
+# ===================================================== PrioritySort
+G = "PrioritySort"
+F = "queuesort/priority_sort_test.go"
+PS = UPSTREAM + "framework/plugins/" + F
+ONE_SLOT = lambda: [node("node1", {"cpu": "2", "memory": "4Gi"})]
+FULL1 = ("0/1 nodes are available: 1 Insufficient cpu. "
+         "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.")
+
+
+for sub, p1prio, p2prio, order, winner, loser in [
+        ("p1.priority less than p2.priority", 10, 100, ["p1", "p2"], "p2", "p1"),
+        ("p1.priority greater than p2.priority", 100, 10, ["p2", "p1"], "p1", "p2"),
+        ("equal priority. p1 is added to schedulingQ earlier than p2", 100, 100, ["p1", "p2"], "p1", "p2"),
+        ("equal priority. p2 is added to schedulingQ earlier than p1", 100, 100, ["p2", "p1"], "p2", "p1")]:
+    prios = {"p1": p1prio, "p2": p2prio}
+    case(G, sub, (f"TestLess/{sub}", PS), ONE_SLOT(),
+         [pod(n, {"cpu": "1500m", "memory": "1Gi"}, prio=prios[n]) for n in order],
+         binds={f"default/{winner}": "node1"}, unscheduled=[f"default/{loser}"],
+         notes="Both pods need 1500m of node1's 2 CPUs; the workload lists them in arrival "
+               "(creationTimestamp) order " + " then ".join(order) + ". The loser finds the winner "
+               "assumed on node1; the winner's priority is not lower than its own, so preemption "
+               "finds no victim.")
+
+case(G, "three priorities, two nodes: the lowest priority arrives first and is left out",
+     ("sift-derived: PrioritySort.Less ordering with scoring and assume", PS),
+     [node("node-a", {"cpu": "2", "memory": "4Gi"}), node("node-b", {"cpu": "2500m", "memory": "4Gi"})],
+     [pod("low", {"cpu": "1500m", "memory": "1Gi"}, prio=5),
+      pod("mid", {"cpu": "1500m", "memory": "1Gi"}, prio=50),
+      pod("high", {"cpu": "1500m", "memory": "1Gi"}, prio=500)],
+     config=None,
+     binds={"default/high": "node-b", "default/mid": "node-a"}, unscheduled=["default/low"],
+     notes="high goes first and takes node-b (more room left under LeastAllocated), mid takes "
+           "node-a, low fits nowhere; both nodes hold pods of higher priority only.")
+
+# ===================================================== ScheduleOne
+G = "ScheduleOne"
+SO = UPSTREAM + "schedule_one_test.go"
+
+case(G, "one hundred nodes too small: histogram and no preemption help",
+     ("TestSchedulerFailedSchedulingReasons", SO),
+     [node(f"node{i}", {"cpu": "2", "memory": "100", "pods": "10"}) for i in range(100)],
+     [pod("bar", {"cpu": "4", "memory": "500"}, limits={"cpu": "4", "memory": "500"})],
+     filters=["NodeResourcesFit"], unscheduled=["default/bar"],
+     notes="Upstream's test registers no PostFilter plugin, so its FitError stops after the "
+           "histogram; sift simulate runs DefaultPreemption, which adds the preemption part. The "
+           "request exceeds every node's allocatable (UnschedulableAndUnresolvable), so no node is "
+           "a preemption candidate.")
+
+SPREAD_FOO = lambda skew: [{"maxSkew": skew, "topologyKey": "kubernetes.io/hostname",
+                            "whenUnsatisfiable": "DoNotSchedule",
+                            "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}]
+HOST_NODES = lambda n: [node(f"node{i}", {"cpu": "4", "memory": "8Gi"}) for i in range(1, n + 1)]
+
+case(G, "test podtopologyspread plugin - 2 nodes with maxskew=1",
+     ("TestSchedulerSchedulePod/test podtopologyspread plugin - 2 nodes with maxskew=1", SO),
+     HOST_NODES(2), [pod("p", labels={"foo": ""}, spread=SPREAD_FOO(1))],
+     pods=[pod("pod1", labels={"foo": ""}, node="node1")],
+     binds={"default/p": "node2"})
+
+case(G, "test podtopologyspread plugin - 3 nodes with maxskew=2",
+     ("TestSchedulerSchedulePod/test podtopologyspread plugin - 3 nodes with maxskew=2", SO),
+     HOST_NODES(3), [pod("p", labels={"foo": ""}, spread=SPREAD_FOO(2))],
+     pods=[pod("pod1a", labels={"foo": ""}, node="node1"), pod("pod1b", labels={"foo": ""}, node="node1"),
+           pod("pod2", labels={"foo": ""}, node="node2")],
+     binds={"default/p": "node3"},
+     notes="Upstream accepts node2 or node3 (an equal-score plugin). Here the default scorers decide: "
+           "the existing pods have a container without requests, which LeastAllocated counts as "
+           "100m/200Mi, so the empty node3 scores 97 against node2's 95.")
+
+case(G, "assumed pods fill the nodes: the third pod gets a FitError",
+     ("sift-derived: assume in scheduleOne, then FitError + DefaultPreemption (no victims)", SO),
+     [node("node-a", {"cpu": "2", "memory": "4Gi"}), node("node-b", {"cpu": "2500m", "memory": "4Gi"})],
+     [pod(f"job-{i}", {"cpu": "1500m", "memory": "1Gi"}) for i in range(3)],
+     binds={"default/job-0": "node-b", "default/job-1": "node-a"}, unscheduled=["default/job-2"],
+     notes="Each node fits one 1500m pod. The third pod's request fits the allocatable, so the "
+           "status is Unschedulable and the dry run looks for victims; the assumed pods have the "
+           "same priority (0), so there are none.")
+
+case(G, "failures of both codes: taint is not helped by preemption, cpu has no victims",
+     ("sift-derived: FitError histogram + Evaluator.Preempt over mixed statuses", SO),
+     [node("node-a", {"cpu": "4", "memory": "8Gi"},
+           taints=[{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]),
+      node("node-b", {"cpu": "4", "memory": "8Gi"}), node("node-c", {"cpu": "4", "memory": "8Gi"})],
+     [pod("analytics", {"cpu": "3", "memory": "1Gi"})],
+     pods=[pod("svc-b", {"cpu": "2", "memory": "1Gi"}, node="node-b"),
+           pod("svc-c", {"cpu": "2", "memory": "1Gi"}, node="node-c")],
+     unscheduled=["default/analytics"],
+     notes="node-a's taint is UnschedulableAndUnresolvable, so node-a is not a preemption candidate "
+           "(absent from the dry run: \"Preemption is not helpful\"); node-b and node-c lack cpu "
+           "(Unschedulable) but hold only priority-0 pods.")
+
+case(G, "preemptionPolicy Never: not eligible to preempt",
+     ("sift-derived: DefaultPreemption.PodEligibleToPreemptOthers", SO),
+     [node("node1", {"cpu": "2", "memory": "4Gi"})],
+     [pod("urgent", {"cpu": "1", "memory": "1Gi"}, prio=1000, policy="Never")],
+     pods=[pod("filler", {"cpu": "1500m", "memory": "1Gi"}, node="node1")],
+     unscheduled=["default/urgent"],
+     notes="filler (priority 0) would be a victim for a priority-1000 pod, but preemptionPolicy "
+           "Never stops preemption before any dry run.")
+
+case(G, "victims exist but removing them does not make room",
+     ("sift-derived: DefaultPreemption.SelectVictimsOnNode re-running the filters", SO),
+     [node("node1", {"cpu": "4", "memory": "8Gi"})],
+     [pod("api", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[pod("system", {"cpu": "3", "memory": "1Gi"}, prio=1000, node="node1"),
+           pod("batch", {"cpu": "500m", "memory": "1Gi"}, node="node1")],
+     unscheduled=["default/api"],
+     notes="batch (priority 0) is the only lower-priority pod; without it node1 still has 3 of 4 "
+           "CPUs taken by system (priority 1000), so the dry run's filters reject the node again "
+           "with Insufficient cpu.")
+
+case(G, "every node fails unresolvably: preemption is not helpful",
+     ("sift-derived: Evaluator.findCandidates with no Unschedulable node", SO),
+     [node("node-a", {"cpu": "4", "memory": "8Gi"}, labels={"disk": "hdd"}),
+      node("node-b", {"cpu": "4", "memory": "8Gi"}, labels={"disk": "ssd"}, unschedulable=True),
+      node("node-c", {"cpu": "4", "memory": "8Gi"}, labels={"disk": "hdd"})],
+     [pod("db", {"cpu": "1", "memory": "1Gi"}, prio=100, node_selector={"disk": "ssd"})],
+     pods=[pod("old", {"cpu": "1", "memory": "1Gi"}, node="node-a")],
+     unscheduled=["default/db"],
+     notes="node-b is cordoned, node-a and node-c do not match the selector: every status is "
+           "UnschedulableAndUnresolvable, so the priority-0 pod on node-a is never considered.")
+
+case(G, "the pod-count limit fills up",
+     ("sift-derived: NodeResourcesFit fitsRequest pod count in the scheduleOne loop", SO),
+     [node("node-a", {"cpu": "2", "memory": "8Gi", "pods": "2"}),
+      node("node-b", {"cpu": "4", "memory": "16Gi", "pods": "1"})],
+     [pod(f"tiny-{i}", {"cpu": "100m", "memory": "128Mi"}) for i in range(4)],
+     binds={"default/tiny-0": "node-b", "default/tiny-1": "node-a", "default/tiny-2": "node-a"},
+     unscheduled=["default/tiny-3"], messages=False,
+     notes="No FitError text is pinned: whether \"Too many pods\" is Unschedulable (then the "
+           "preemption part reads \"No preemption victims found\") was not confirmed in upstream's "
+           "current fit.go.")
+
+
+# =================================================================== writer
+def slug(s):
+    return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")[:70]
+
+
+def finish(c, cid):
+    """Fills uids and timestamps, runs the model, checks, returns the JSON object."""
+    for n in c["nodes"]:
+        n["metadata"]["uid"] = uid(cid, "node", n["metadata"]["name"])
+    for i, p in enumerate(c["pods"]):
+        p["metadata"]["uid"] = uid(cid, "pod", p["metadata"]["namespace"], p["metadata"]["name"])
+        p["metadata"]["creationTimestamp"] = f"2025-01-01T00:{i // 60:02d}:{i % 60:02d}Z"
+    for i, p in enumerate(c["workload"]):
+        p["metadata"]["uid"] = uid(cid, "pod", p["metadata"]["namespace"], p["metadata"]["name"])
+        p["metadata"]["creationTimestamp"] = f"2025-01-02T00:{i // 60:02d}:{i % 60:02d}Z"
+
+    binds, unscheduled, messages, trace = model.simulate(
+        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"])
+    if binds != c["binds"]:
+        raise AssertionError(f"{cid}: model binds {binds}, table says {c['binds']}\n{trace}")
+    if sorted(unscheduled) != sorted(c["unscheduled"]):
+        raise AssertionError(f"{cid}: model unscheduled {unscheduled}, table says {c['unscheduled']}")
+    if c["upstream"] is not None:
+        # the first workload pod, scored alone by the one enabled plugin
+        states = [model.NodeState(n) for n in c["nodes"]]
+        by = {s.name: s for s in states}
+        for p in c["pods"]:
+            by[p["spec"]["nodeName"]].add(p)
+        plugins = model.score_plugins(c["config"])
+        assert len(plugins) == 1, cid
+        got = model.plugin_scores(c["workload"][0], states, plugins)[plugins[0][0]]
+        if got != c["upstream"]:
+            raise AssertionError(f"{cid}: model scores {got}, upstream expects {c['upstream']}")
+
+    test, path = c["source"]
+    out = {"name": c["name"], "source": test, "mode": "scheduler"}
+    notes = [f"Upstream: {path}."]
+    if c["upstream"] is not None:
+        notes.append("Upstream expected scores: " + ", ".join(
+            f"{k}={v}" for k, v in c["upstream"].items()) + "; the pod binds to the highest.")
+    if c["notes"]:
+        notes.append(c["notes"])
+    steps = []
+    for t in trace:
+        if "total" in t:
+            steps.append(f"{t['pod']}: " + ", ".join(f"{n}={v}" for n, v in t["total"].items())
+                         + f" -> {t['host']}")
+        elif "only" in t:
+            steps.append(f"{t['pod']}: only {t['only']} passes the filters")
+        else:
+            steps.append(f"{t['pod']}: no node passes the filters")
+    notes.append("Model (docs/upstream/simulate/model.py), weighted totals per step: " + "; ".join(steps) + ".")
+    out["notes"] = " ".join(notes)
+    if c["config"] is not None:
+        out["config"] = c["config"]
+    if c["filters"] is not None:
+        out["filters"] = c["filters"]
+    out["nodes"] = c["nodes"]
+    out["pods"] = c["pods"]
+    out["workload"] = c["workload"]
+    expect = {}
+    if binds:
+        expect["binds"] = binds
+    if unscheduled:
+        expect["unscheduled"] = sorted(unscheduled)
+        if c["messages"]:
+            expect["messages"] = {k: messages[k] for k in sorted(messages)}
+    expect["bindCount"] = len(binds)
+    out["expect"] = expect
+    return out
+
+
+# Messages pinned by hand, checked against the model (the model computes them
+# from the rules above; these literals are what a reader can compare with a
+# real cluster's events).
+WANT_MESSAGES = {
+    ("LeastAllocated", "requested resources exceed node capacity: the pod fits nowhere"): {
+        "default/incoming": "0/2 nodes are available: 2 Insufficient cpu. "
+                            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."},
+    ("ScheduleOne", "one hundred nodes too small: histogram and no preemption help"): {
+        "default/bar": "0/100 nodes are available: 100 Insufficient cpu, 100 Insufficient memory. "
+                       "preemption: 0/100 nodes are available: 100 Preemption is not helpful for scheduling."},
+    ("ScheduleOne", "assumed pods fill the nodes: the third pod gets a FitError"): {
+        "default/job-2": "0/2 nodes are available: 2 Insufficient cpu. "
+                         "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."},
+    ("ScheduleOne", "failures of both codes: taint is not helped by preemption, cpu has no victims"): {
+        "default/analytics": "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. "
+                             "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+                             "2 No preemption victims found for incoming pod."},
+    ("ScheduleOne", "preemptionPolicy Never: not eligible to preempt"): {
+        "default/urgent": "0/1 nodes are available: 1 Insufficient cpu. "
+                          "preemption: not eligible due to preemptionPolicy=Never."},
+    ("ScheduleOne", "victims exist but removing them does not make room"): {
+        "default/api": "0/1 nodes are available: 1 Insufficient cpu. "
+                       "preemption: 0/1 nodes are available: 1 Insufficient cpu."},
+    ("ScheduleOne", "every node fails unresolvably: preemption is not helpful"): {
+        "default/db": "0/3 nodes are available: 1 node(s) were unschedulable, "
+                      "2 node(s) didn't match Pod's node affinity/selector. "
+                      "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+    ("PrioritySort", "three priorities, two nodes: the lowest priority arrives first and is left out"): {
+        "default/low": "0/2 nodes are available: 2 Insufficient cpu. "
+                       "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."},
+}
+for sub in ("p1.priority less than p2.priority", "p1.priority greater than p2.priority",
+            "equal priority. p1 is added to schedulingQ earlier than p2",
+            "equal priority. p2 is added to schedulingQ earlier than p1"):
+    loser = "default/p1" if sub in ("p1.priority less than p2.priority",
+                                    "equal priority. p2 is added to schedulingQ earlier than p1") else "default/p2"
+    WANT_MESSAGES[("PrioritySort", sub)] = {loser: FULL1}
+
+
+def self_check():
+    """requested_to_capacity_ratio_test.go TestBrokenLinearFunction, against the model."""
+    for points, assertions in [
+            ([(10, 1), (90, 9)], [(-10, 1), (0, 1), (9, 1), (10, 1), (15, 1), (19, 1), (20, 2),
+                                  (89, 8), (90, 9), (99, 9), (100, 9), (110, 9)]),
+            ([(0, 2), (40, 10), (100, 0)], [(-10, 2), (0, 2), (20, 6), (30, 8), (40, 10), (70, 5),
+                                            (100, 0), (110, 0)]),
+            ([(0, 2), (40, 2), (100, 2)], [(-10, 2), (0, 2), (20, 2), (30, 2), (40, 2), (70, 2),
+                                           (100, 2), (110, 2)])]:
+        for p, want in assertions:
+            got = model.broken_linear(points, p)
+            if got != want:
+                raise AssertionError(f"BuildBrokenLinearFunction{points}({p}) = {got}, want {want}")
+
+
+def main():
+    self_check()
+    groups = {}
+    for c in CASES:
+        groups.setdefault(c["group"], []).append(c)
+    if os.path.isdir(OUT):
+        for g in os.listdir(OUT):
+            d = os.path.join(OUT, g)
+            if os.path.isdir(d):
+                for f in os.listdir(d):
+                    if f.endswith(".json"):
+                        os.remove(os.path.join(d, f))
+    total = 0
+    seen_messages = set()
+    for g, cs in groups.items():
+        d = os.path.join(OUT, g)
+        os.makedirs(d, exist_ok=True)
+        for i, c in enumerate(cs, 1):
+            cid = f"{g}/{i:03d}-{slug(c['name'])}"
+            obj = finish(c, cid)
+            want = WANT_MESSAGES.get((g, c["name"]))
+            got = obj["expect"].get("messages")
+            if want is not None or got is not None:
+                if want != got:
+                    raise AssertionError(f"{cid}: model messages {got}, table says {want}")
+                seen_messages.add((g, c["name"]))
+            with open(os.path.join(OUT, cid + ".json"), "w") as fh:
+                json.dump(obj, fh, indent=2)
+                fh.write("\n")
+            total += 1
+    missing = set(WANT_MESSAGES) - seen_messages
+    if missing:
+        raise AssertionError(f"messages for unknown cases: {missing}")
+    print(f"wrote {total} cases to {os.path.normpath(OUT)}")
+
+
+if __name__ == "__main__":
+    main()

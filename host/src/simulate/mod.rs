@@ -1,0 +1,220 @@
+//! `sift simulate`: kube-scheduler's `scheduleOne` loop over a cluster and
+//! a workload of pod events.
+//!
+//! The loop, per instant of the workload's clock: apply the events (a pod
+//! arrives and is queued; a pod leaves and frees its node), wake the
+//! unschedulable pods if a bound pod left, then drain the active queue:
+//! each pod gets one cycle ([`Scheduler::schedule`]: filters, scores, host
+//! selection, reserve). A pod that fits is **assumed**: bound in the
+//! cluster state with the annotations its reserve steps returned, so only
+//! its node changes and only that node is resynced into plugin instances.
+//! A pod that fits nowhere records kube-scheduler's FitError message, the
+//! PostFilter part included ([`preemption`]), and waits in the
+//! unschedulable pool ([`queue`]). Binding always succeeds (assume =
+//! commit), so assumed pods never expire, as upstream with a working
+//! binder.
+//!
+//! The pieces a batch mode (sessions of actions over tiers of plugins) will
+//! share are separate: the workload and clock (`input::workload`), the
+//! cluster state, and the report ([`report`]).
+
+pub mod preemption;
+pub mod queue;
+pub mod report;
+
+use crate::cluster::ClusterState;
+use crate::engine::schedule::{Attempt, Scheduler};
+use crate::input::kube;
+use crate::input::workload::{Event, EventType};
+use anyhow::Result;
+use k8s_openapi::api::core::v1 as k8s;
+use preemption::PostFilter;
+use queue::{QueueKey, SchedulingQueue};
+use report::{Explanation, Report, Tracker};
+
+/// How the loop runs.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// One attempt per pod: a pod that fails is never retried (the FGD
+    /// paper's replay protocol).
+    pub no_retry: bool,
+    /// The pod (namespace/name) whose last attempt is explained node by
+    /// node and plugin by plugin.
+    pub explain: Option<String>,
+    /// Only pods with this `spec.schedulerName` are scheduled (default
+    /// `default-scheduler`).
+    pub scheduler_name: Option<String>,
+}
+
+/// Told after each event group and attempt (e.g. a progress bar).
+pub trait Progress {
+    fn attempted(&mut self, _done_events: usize, _total_events: usize) {}
+}
+
+impl Progress for () {}
+
+/// Replays `events` over `cluster` with `scheduler`.
+pub fn run(
+    scheduler: &mut Scheduler,
+    mut cluster: ClusterState,
+    events: &[Event],
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Report> {
+    let scheduler_name = options
+        .scheduler_name
+        .clone()
+        .unwrap_or_else(|| kube::DEFAULT_SCHEDULER_NAME.to_string());
+    let mut tracker = Tracker::new(&mut cluster);
+    let mut queue: SchedulingQueue<k8s::Pod> = SchedulingQueue::new();
+    let mut i = 0;
+    while i < events.len() {
+        let now = events[i].time.unwrap_or(0);
+        let mut freed = false;
+        while i < events.len() && events[i].time.unwrap_or(0) == now {
+            let event = &events[i];
+            i += 1;
+            let key = kube::pod_key(&event.object);
+            match event.kind {
+                EventType::Added => {
+                    if kube::bound_node(&event.object).is_some() {
+                        cluster.upsert_pod(&event.object)?;
+                        tracker.bound_from_input(&cluster, &key);
+                        continue;
+                    }
+                    if let Some(why) = kube::not_for_scheduler(&event.object, &scheduler_name) {
+                        tracker.skipped(why);
+                        continue;
+                    }
+                    let priority = event
+                        .object
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.priority)
+                        .unwrap_or(0);
+                    let created = event
+                        .object
+                        .metadata
+                        .creation_timestamp
+                        .as_ref()
+                        .map(|t| t.0.to_string())
+                        .unwrap_or_default();
+                    let qkey = QueueKey::new(priority, now, created, key.clone());
+                    if queue.add(qkey, event.object.clone()) {
+                        tracker.arrived(&key, now);
+                    }
+                }
+                EventType::Deleted => {
+                    if queue.remove(&key) {
+                        tracker.departed(&key, now, None);
+                    } else if let Some((_, requests)) = cluster.bound_requests(&key) {
+                        let requests = requests.clone();
+                        cluster.remove_pod_key(&key);
+                        tracker.departed(&key, now, Some(&requests));
+                        freed = true;
+                    }
+                }
+            }
+        }
+        if freed && !options.no_retry {
+            queue.wake_all();
+        }
+        while let Some((qkey, object)) = queue.pop() {
+            let key = qkey.key().to_string();
+            let fitted = attempt(
+                scheduler,
+                &mut cluster,
+                &mut tracker,
+                &object,
+                &key,
+                now,
+                options,
+            )?;
+            if !fitted && !options.no_retry {
+                queue.park(qkey, object, now);
+            }
+            tracker.sample(now, queue.active_len() + queue.unschedulable_len());
+        }
+        tracker.sample(now, queue.active_len() + queue.unschedulable_len());
+        progress.attempted(i, events.len());
+    }
+    Ok(tracker.finish(&cluster))
+}
+
+/// One scheduling cycle for a queued pod; whether it was bound.
+fn attempt(
+    scheduler: &mut Scheduler,
+    cluster: &mut ClusterState,
+    tracker: &mut Tracker,
+    object: &k8s::Pod,
+    key: &str,
+    now: u64,
+    options: &Options,
+) -> Result<bool> {
+    let pod = match kube::pod(object) {
+        Ok(p) => p,
+        Err(e) => {
+            tracker.failed(key, None, format!("{e:#}"), None);
+            return Ok(false);
+        }
+    };
+    let snapshot = cluster.snapshot();
+    let Attempt {
+        filter,
+        decision,
+        error,
+    } = scheduler.schedule(&snapshot, pod.clone());
+    let explain = options.explain.as_deref() == Some(key);
+    if explain {
+        tracker.explain(Explanation::of(
+            &filter,
+            decision.as_ref(),
+            error.as_deref(),
+        ));
+    }
+    if let Some(decision) = decision {
+        let mut assumed = object.clone();
+        let spec = assumed.spec.get_or_insert_with(Default::default);
+        spec.node_name = Some(decision.node.to_string());
+        if !decision.annotations.is_empty() {
+            let annotations = assumed
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default);
+            for (k, v) in &decision.annotations {
+                annotations.insert(k.clone(), v.clone());
+            }
+        }
+        cluster.upsert_pod(&assumed)?;
+        tracker.bound(key, now, &decision, &pod.requests);
+        return Ok(true);
+    }
+    if let Some(error) = error.or_else(|| filter.error.clone()) {
+        tracker.failed(key, Some(&pod.requests), error, None);
+        return Ok(false);
+    }
+    let fit_error = filter
+        .message
+        .clone()
+        .unwrap_or_else(|| crate::engine::diagnosis::no_node_available(snapshot.len()));
+    let post = preemption::post_filter(
+        scheduler.engine(),
+        cluster,
+        &snapshot,
+        object,
+        &pod,
+        &filter,
+    );
+    let (message, would_preempt) = match post {
+        PostFilter::NotHelpful(text) => (format!("{fit_error} {text}"), None),
+        PostFilter::WouldPreempt { node, victims } => (
+            fit_error,
+            Some(format!(
+                "preemption would evict {} from {node} (not simulated)",
+                victims.join(", ")
+            )),
+        ),
+    };
+    tracker.failed(key, Some(&pod.requests), message, would_preempt);
+    Ok(false)
+}

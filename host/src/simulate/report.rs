@@ -1,0 +1,450 @@
+//! What a simulation shows: each pod's outcome, a summary, and the
+//! allocation over time, as JSON lines, CSV and text.
+
+use crate::cluster::ClusterState;
+use crate::engine::CycleOutcome;
+use crate::engine::schedule::Decision;
+use crate::input::kube::{SkipReason, SkippedPods};
+use serde::Serialize;
+use sift_sdk::Resources;
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+
+/// One pod of the workload: where it went, or why not.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodOutcome {
+    /// namespace/name.
+    pub pod: String,
+    /// The node it was bound to (it may have left since).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub node: Option<String>,
+    /// The last FitError (or plugin error) message, while unscheduled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// Scheduling cycles it went through.
+    pub attempts: u32,
+    /// Simulated seconds.
+    pub arrived: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduled: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub departed: Option<u64>,
+    /// Annotations its reserve steps gave it (e.g. GPU ids).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub annotations: BTreeMap<String, String>,
+    /// DefaultPreemption would have evicted pods for it (not simulated).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<String>,
+}
+
+/// The cluster after one instant (or one attempt) of the replay.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sample {
+    pub time: u64,
+    pub attempts: u64,
+    pub scheduled: u64,
+    pub pending: u64,
+    /// Per tracked resource: bound requests.
+    pub used: Vec<i64>,
+    /// Per tracked resource: requests of the pods attempted so far (failed
+    /// ones included): the FGD paper's "arrived" demand.
+    pub arrived: Vec<i64>,
+}
+
+/// One pod's last attempt, node by node and plugin by plugin.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Explanation {
+    pub filter: CycleOutcome,
+    /// Per feasible node (in evaluation order): each plugin's score and
+    /// the weighted total.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scores: Vec<NodeScores>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chosen: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct NodeScores {
+    pub node: String,
+    /// Plugin -> normalized score (before weighting); absent when skipped.
+    pub plugins: BTreeMap<String, i64>,
+    pub total: i64,
+}
+
+impl Explanation {
+    pub fn of(
+        filter: &CycleOutcome,
+        decision: Option<&Decision>,
+        error: Option<&str>,
+    ) -> Explanation {
+        let scores = decision
+            .map(|d| {
+                d.feasible
+                    .iter()
+                    .enumerate()
+                    .filter(|_| !d.totals.is_empty())
+                    .map(|(i, node)| NodeScores {
+                        node: node.to_string(),
+                        plugins: d
+                            .by_plugin
+                            .iter()
+                            .filter_map(|p| {
+                                p.scores
+                                    .as_ref()
+                                    .map(|s| (p.plugin.clone(), s.get(i).copied().unwrap_or(0)))
+                            })
+                            .collect(),
+                        total: d.totals[i],
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Explanation {
+            filter: filter.clone(),
+            scores,
+            chosen: decision.map(|d| d.node.to_string()),
+            error: error.map(str::to_string),
+        }
+    }
+}
+
+/// The whole result of a replay.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Report {
+    /// In order of first arrival.
+    pub pods: Vec<PodOutcome>,
+    /// Tracked resources and the cluster's allocatable total of each.
+    pub resources: Vec<(String, i64)>,
+    pub samples: Vec<Sample>,
+    /// Pods the scheduler does not take, by reason.
+    pub skipped: BTreeMap<String, usize>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explanation: Option<Explanation>,
+}
+
+/// Builds the report as the loop goes.
+pub struct Tracker {
+    pods: Vec<PodOutcome>,
+    index: HashMap<String, usize>,
+    resources: Vec<(String, i64)>,
+    used: Vec<i64>,
+    arrived: Vec<i64>,
+    attempts: u64,
+    scheduled: u64,
+    samples: Vec<Sample>,
+    skipped: SkippedPods,
+    explanation: Option<Explanation>,
+    /// Requests by pod, counted into `arrived` at the first attempt.
+    counted: HashMap<String, bool>,
+}
+
+/// cpu, memory, then every extended resource a node offers, by name.
+fn tracked_resources(cluster: &mut ClusterState) -> Vec<(String, i64)> {
+    let snapshot = cluster.snapshot();
+    let mut total = Resources::default();
+    for n in snapshot.nodes() {
+        total.add(&n.allocatable);
+    }
+    let mut out = vec![
+        ("cpu".to_string(), total.milli_cpu),
+        ("memory".to_string(), total.memory),
+    ];
+    let mut scalar: Vec<(String, i64)> = total
+        .scalar
+        .iter()
+        .filter(|(_, v)| *v > 0)
+        .cloned()
+        .collect();
+    scalar.sort();
+    out.extend(scalar);
+    out
+}
+
+fn amount(r: &Resources, name: &str) -> i64 {
+    match name {
+        "cpu" => r.milli_cpu,
+        "memory" => r.memory,
+        other => r.scalar(other),
+    }
+}
+
+impl Tracker {
+    pub fn new(cluster: &mut ClusterState) -> Tracker {
+        let resources = tracked_resources(cluster);
+        let mut used = vec![0; resources.len()];
+        let snapshot = cluster.snapshot();
+        for n in snapshot.nodes() {
+            for (i, (name, _)) in resources.iter().enumerate() {
+                used[i] += amount(&n.requested, name);
+            }
+        }
+        Tracker {
+            arrived: vec![0; resources.len()],
+            used,
+            resources,
+            pods: Vec::new(),
+            index: HashMap::new(),
+            attempts: 0,
+            scheduled: 0,
+            samples: Vec::new(),
+            skipped: SkippedPods::default(),
+            explanation: None,
+            counted: HashMap::new(),
+        }
+    }
+
+    fn outcome(&mut self, key: &str) -> &mut PodOutcome {
+        let i = match self.index.get(key) {
+            Some(i) => *i,
+            None => {
+                self.pods.push(PodOutcome {
+                    pod: key.to_string(),
+                    ..Default::default()
+                });
+                self.index.insert(key.to_string(), self.pods.len() - 1);
+                self.pods.len() - 1
+            }
+        };
+        &mut self.pods[i]
+    }
+
+    pub fn arrived(&mut self, key: &str, now: u64) {
+        let o = self.outcome(key);
+        o.arrived = now;
+    }
+
+    /// A pod of the workload that came already bound.
+    pub fn bound_from_input(&mut self, cluster: &ClusterState, key: &str) {
+        if let Some((node, requests)) = cluster.bound_requests(key) {
+            let node = node.to_string();
+            let requests = requests.clone();
+            self.add_used(&requests, 1);
+            let o = self.outcome(key);
+            o.node = Some(node);
+        }
+    }
+
+    pub fn skipped(&mut self, why: SkipReason) {
+        self.skipped.add(why);
+    }
+
+    fn add_used(&mut self, r: &Resources, sign: i64) {
+        for (i, (name, _)) in self.resources.iter().enumerate() {
+            self.used[i] += sign * amount(r, name);
+        }
+    }
+
+    fn count_attempt(&mut self, key: &str, requests: Option<&Resources>) {
+        self.attempts += 1;
+        self.outcome(key).attempts += 1;
+        if let Some(r) = requests
+            && self.counted.insert(key.to_string(), true).is_none()
+        {
+            for (i, (name, _)) in self.resources.iter().enumerate() {
+                self.arrived[i] += amount(r, name);
+            }
+        }
+    }
+
+    pub fn bound(&mut self, key: &str, now: u64, decision: &Decision, requests: &Resources) {
+        self.count_attempt(key, Some(requests));
+        self.add_used(requests, 1);
+        self.scheduled += 1;
+        let o = self.outcome(key);
+        o.node = Some(decision.node.to_string());
+        o.scheduled = Some(now);
+        o.message = None;
+        o.preemption = None;
+        o.annotations = decision.annotations.iter().cloned().collect();
+    }
+
+    /// A failed attempt; `requests` count as arrived demand at the first.
+    pub fn failed(
+        &mut self,
+        key: &str,
+        requests: Option<&Resources>,
+        message: String,
+        preemption: Option<String>,
+    ) {
+        self.count_attempt(key, requests);
+        let o = self.outcome(key);
+        o.message = Some(message);
+        o.preemption = preemption;
+    }
+
+    /// A pod left: `freed` is what it held when bound.
+    pub fn departed(&mut self, key: &str, now: u64, freed: Option<&Resources>) {
+        if let Some(r) = freed {
+            self.add_used(r, -1);
+        }
+        self.outcome(key).departed = Some(now);
+    }
+
+    pub fn explain(&mut self, e: Explanation) {
+        self.explanation = Some(e);
+    }
+
+    /// Records the cluster now; one sample per attempt is what the FGD
+    /// paper's curves need, so the loop calls it per attempt too.
+    pub fn sample(&mut self, time: u64, pending: usize) {
+        let s = Sample {
+            time,
+            attempts: self.attempts,
+            scheduled: self.scheduled,
+            pending: pending as u64,
+            used: self.used.clone(),
+            arrived: self.arrived.clone(),
+        };
+        if self
+            .samples
+            .last()
+            .is_some_and(|l| l.attempts == s.attempts && l.time == s.time && l.used == s.used)
+        {
+            return;
+        }
+        self.samples.push(s);
+    }
+
+    pub fn finish(self, _cluster: &ClusterState) -> Report {
+        Report {
+            pods: self.pods,
+            resources: self.resources,
+            samples: self.samples,
+            skipped: self
+                .skipped
+                .iter()
+                .map(|(why, n)| (why.describe().to_string(), n))
+                .collect(),
+            explanation: self.explanation,
+        }
+    }
+}
+
+impl Report {
+    /// Pods bound and still unscheduled (those that left while pending
+    /// count as neither).
+    pub fn counts(&self) -> (usize, usize) {
+        let bound = self.pods.iter().filter(|p| p.node.is_some()).count();
+        let unscheduled = self
+            .pods
+            .iter()
+            .filter(|p| p.node.is_none() && p.departed.is_none())
+            .count();
+        (bound, unscheduled)
+    }
+
+    /// Unscheduled pods by the reasons in their message: the histogram
+    /// part ("3 Insufficient cpu" counts as "Insufficient cpu").
+    pub fn unscheduled_by_reason(&self) -> BTreeMap<String, usize> {
+        let mut out = BTreeMap::new();
+        for p in &self.pods {
+            if p.node.is_some() || p.departed.is_some() {
+                continue;
+            }
+            let msg = p.message.as_deref().unwrap_or("");
+            for r in reasons_of(msg) {
+                *out.entry(r).or_default() += 1;
+            }
+        }
+        out
+    }
+
+    /// Allocation of each tracked resource at the end, as a fraction.
+    pub fn final_allocation(&self) -> Vec<(String, f64)> {
+        let last = self.samples.last();
+        self.resources
+            .iter()
+            .enumerate()
+            .map(|(i, (name, cap))| {
+                let used = last.map_or(0, |s| s.used[i]);
+                (name.clone(), ratio(used, *cap))
+            })
+            .collect()
+    }
+
+    /// One JSON object per pod.
+    pub fn write_pods(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        for p in &self.pods {
+            serde_json::to_writer(&mut *out, p)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// The samples as CSV: time, attempts, scheduled, pending, then per
+    /// resource the allocated and arrived percentages of capacity.
+    pub fn write_timeline(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let mut header = vec![
+            "time".to_string(),
+            "attempts".into(),
+            "scheduled".into(),
+            "pending".into(),
+        ];
+        for (name, _) in &self.resources {
+            header.push(format!("{name}_allocated_pct"));
+            header.push(format!("{name}_arrived_pct"));
+        }
+        writeln!(out, "{}", header.join(","))?;
+        for s in &self.samples {
+            let mut row = vec![
+                s.time.to_string(),
+                s.attempts.to_string(),
+                s.scheduled.to_string(),
+                s.pending.to_string(),
+            ];
+            for (i, (_, cap)) in self.resources.iter().enumerate() {
+                row.push(format!("{:.4}", 100.0 * ratio(s.used[i], *cap)));
+                row.push(format!("{:.4}", 100.0 * ratio(s.arrived[i], *cap)));
+            }
+            writeln!(out, "{}", row.join(","))?;
+        }
+        Ok(())
+    }
+}
+
+fn ratio(part: i64, whole: i64) -> f64 {
+    if whole <= 0 {
+        0.0
+    } else {
+        part as f64 / whole as f64
+    }
+}
+
+/// The reasons of a FitError message: "0/3 nodes are available: 2 A, 1
+/// B. preemption: ..." gives ["A", "B"]; another message is its own reason.
+pub fn reasons_of(message: &str) -> Vec<String> {
+    let Some(rest) = message.split_once("nodes are available: ").map(|(_, r)| r) else {
+        return vec![message.to_string()];
+    };
+    let histogram = rest.split(". preemption:").next().unwrap_or(rest);
+    let histogram = histogram.trim_end_matches('.');
+    histogram
+        .split(", ")
+        .filter_map(|entry| {
+            let (n, reason) = entry.split_once(' ')?;
+            n.parse::<usize>().ok().map(|_| reason.to_string())
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reasons_of_a_fit_error() {
+        assert_eq!(
+            reasons_of(
+                "0/3 nodes are available: 1 node(s) had untolerated taint(s), 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+            ),
+            ["node(s) had untolerated taint(s)", "Insufficient cpu"]
+        );
+        assert_eq!(reasons_of("plugin X: trapped"), ["plugin X: trapped"]);
+    }
+}
