@@ -585,3 +585,88 @@ fn trace_openb_writes_a_cluster_and_a_workload_sift_reads() {
     assert_eq!(v[0]["feasibleNodes"], serde_json::json!(["n1"]));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn simulate_demo_writes_outcomes_timeline_plot_and_explains_a_pod() {
+    let dir = sift_tests::temp_dir("cli-simulate");
+    let (pods, csv, svg) = (
+        dir.join("pods.jsonl"),
+        dir.join("timeline.csv"),
+        dir.join("plot.svg"),
+    );
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        "tests/data/demo/cluster.json",
+        "--cluster",
+        "tests/data/demo/pods.yaml",
+        "--pods-out",
+        pods.to_str().unwrap(),
+        "--timeline",
+        csv.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(out.contains("scheduled"), "{out}");
+    // The table row: 2 pods bound, 1 unscheduled (analytics fits nowhere).
+    let row = out.lines().nth(1).unwrap();
+    let cols: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(&cols[..3], ["default", "2", "1"], "{out}");
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&pods)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let analytics = lines
+        .iter()
+        .find(|p| p["pod"] == "jobs/analytics-0")
+        .unwrap();
+    let msg = analytics["message"].as_str().unwrap();
+    assert!(msg.starts_with("0/6 nodes are available: "), "{msg}");
+    assert!(
+        msg.contains(" preemption: 0/6 nodes are available: "),
+        "{msg}"
+    );
+    let trainer = lines.iter().find(|p| p["pod"] == "ml/trainer-0").unwrap();
+    assert_eq!(trainer["node"], "ip-10-0-3-31");
+    let timeline = std::fs::read_to_string(&csv).unwrap();
+    assert!(timeline.starts_with("time,attempts,scheduled,pending,cpu_allocated_pct"));
+    assert_eq!(timeline.lines().count(), 1 + 3, "{timeline}");
+    let plot = std::fs::read_to_string(&svg).unwrap();
+    assert!(plot.contains("<svg") && plot.contains("pending pods"));
+
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        "tests/data/demo/cluster.json",
+        "--cluster",
+        "tests/data/demo/pods.yaml",
+        "--explain",
+        "ml/trainer-0",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["explanation"]["chosen"], "ip-10-0-3-31");
+    assert!(
+        v["explanation"]["filter"]["statuses"]
+            .as_object()
+            .is_some_and(|s| !s.is_empty()),
+        "{out}"
+    );
+
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        "tests/data/demo/cluster.json",
+        "--cluster",
+        "tests/data/demo/pods.yaml",
+        "--explain",
+        "nope/none",
+    ]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(err.contains("--explain nope/none"), "{err}");
+}

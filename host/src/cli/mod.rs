@@ -6,6 +6,7 @@ mod conformance;
 mod filter;
 mod plugins;
 mod serve;
+mod simulate;
 mod trace;
 
 use crate::bench;
@@ -20,6 +21,7 @@ use conformance::{ConformanceArgs, conformance_cmd};
 use filter::{FilterArgs, filter};
 use plugins::{PluginsCommand, plugins_inspect, plugins_list};
 use serve::serve;
+use simulate::{SimulateArgs, simulate};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -56,7 +58,9 @@ const EXAMPLES: &str = "Examples:
   sift serve --listen 0.0.0.0:8888 --cluster cluster.json --log-level info
   sift new --lang rust my-check
   sift component new plugin.wasm -o my_plugin.wasm
-  sift trace openb openb_node_list_all_node.csv openb_pod_list_default.csv -o openb";
+  sift trace openb openb_node_list_all_node.csv openb_pod_list_default.csv -o openb
+  sift simulate --cluster openb/cluster.json --workload openb/workload.ndjson --plot openb.svg
+  sift simulate --cluster cluster.json -c least.yaml -c most.yaml --explain ns/pod";
 
 #[derive(Subcommand)]
 enum Command {
@@ -96,6 +100,15 @@ enum Command {
     /// and leaving), for simulations.
     #[command(subcommand)]
     Trace(TraceCommand),
+    /// Replay a workload through kube-scheduler's scheduleOne loop: queue
+    /// (PrioritySort), filters, scores, host selection, reserve, assume;
+    /// failed pods wait until a bound pod leaves. Prints scheduled and
+    /// unscheduled pods and the final allocation per configuration.
+    ///
+    /// Each pod that fits nowhere keeps kube-scheduler's FitError message,
+    /// DefaultPreemption's part included. Ties between the best nodes go
+    /// to the first in filter order (--seed for random ties).
+    Simulate(SimulateArgs),
 }
 
 #[derive(Args)]
@@ -191,6 +204,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
         Command::Serve(a) => serve(a),
         Command::Trace(c) => trace(c),
+        Command::Simulate(a) => simulate(a),
         Command::Component(c) => crate::authoring::componentize::run(c).map(|_| ExitCode::SUCCESS),
         Command::New(a) => {
             let dir = crate::authoring::scaffold::run(a)?;

@@ -12,7 +12,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 /// The built-in predicates: kube-scheduler's default filters in their
-/// order, then sift's own (GpuModel, not enabled by default).
+/// order, then sift's own (GpuModel, not enabled by default), the default
+/// scorer BalancedAllocation, and the FGD paper's GPU-sharing plugins
+/// (GpuShare and its policies' scorers, not enabled by default).
 pub fn builtin() -> Vec<NativePlugin> {
     vec![
         sift_plugin_node_unschedulable::sift_native_plugin(),
@@ -25,6 +27,13 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_inter_pod_affinity::sift_native_plugin(),
         sift_plugin_gpu_model::sift_native_plugin(),
         sift_plugin_node_resources_balanced_allocation::sift_native_plugin(),
+        sift_plugin_gpu_share::sift_native_plugin(),
+        sift_plugin_fgd_score::sift_native_plugin(),
+        sift_plugin_best_fit_score::sift_native_plugin(),
+        sift_plugin_random_score::sift_native_plugin(),
+        sift_plugin_dot_prod_score::sift_native_plugin(),
+        sift_plugin_gpu_packing_score::sift_native_plugin(),
+        sift_plugin_gpu_clustering_score::sift_native_plugin(),
     ]
 }
 

@@ -18,6 +18,7 @@
 //! share are separate: the workload and clock (`input::workload`), the
 //! cluster state, and the report ([`report`]).
 
+pub mod plot;
 pub mod preemption;
 pub mod queue;
 pub mod report;

@@ -53,11 +53,16 @@ pub fn post_filter(
         );
     }
     let all = snapshot.len();
+    let code_of: std::collections::HashMap<&str, Code> = failed
+        .statuses
+        .iter()
+        .map(|(n, s)| (&**n, s.code()))
+        .collect();
     let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
     let mut not_helpful = 0usize;
     for slot in 0..all as u32 {
         let name = snapshot.name(slot).to_string();
-        let Some(Code::Unschedulable) = failed.status(&name).map(|s| s.code()) else {
+        let Some(Code::Unschedulable) = code_of.get(name.as_str()).copied() else {
             not_helpful += 1;
             continue;
         };

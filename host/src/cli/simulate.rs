@@ -1,0 +1,293 @@
+//! `sift simulate`: a workload through kube-scheduler's scheduleOne loop,
+//! once per configuration; per-pod outcomes, a summary or comparison
+//! table, a timeline CSV and a plot.
+
+use super::{PluginSource, catalog, load_config, parse_parallelism};
+use crate::cluster::ClusterState;
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::engine::schedule::{Scheduler, TieBreak};
+use crate::input::workload::{self, Event, EventType};
+use crate::input::{Objects, kube};
+use crate::simulate::{self, Options, Progress, plot, report::Report};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+#[derive(Args)]
+pub(super) struct SimulateArgs {
+    /// Nodes and bound pods: JSON or YAML as kubectl prints them.
+    /// Pending pods in them join the workload, first. Repeatable.
+    #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
+    cluster: Vec<PathBuf>,
+    /// Pod events, one JSON object per line: {"type":"ADDED|DELETED",
+    /// "time":SECONDS,"object":Pod} (`sift trace` writes them). Without
+    /// times, pods arrive in queue order and never leave.
+    #[arg(long, value_name = "FILE.ndjson")]
+    workload: Option<PathBuf>,
+    /// sift configuration (YAML); repeat to compare configurations over
+    /// the same workload (one table row each).
+    #[arg(long, short = 'c', value_name = "FILE")]
+    config: Vec<PathBuf>,
+    /// Directory of plugin components (default: the bundled plugins).
+    #[arg(long = "plugins", value_name = "DIR")]
+    plugins_dir: Option<PathBuf>,
+    /// Run the built-in plugins compiled into sift instead of Wasm.
+    #[arg(long)]
+    native: bool,
+    /// Override percentageOfNodesToScore (0 = adaptive, 1-100).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    percentage: Option<u32>,
+    /// Override the number of worker threads (1-256).
+    #[arg(long, value_parser = parse_parallelism)]
+    parallelism: Option<usize>,
+    /// Break score ties at random from this seed (upstream picks among
+    /// tied nodes at random); default: the first in filter order.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// One attempt per pod: failed pods are never retried (the FGD
+    /// paper's replay).
+    #[arg(long)]
+    no_retry: bool,
+    /// Write each pod's outcome as JSON lines (node or FitError message,
+    /// attempts, times, reserved annotations).
+    #[arg(long, value_name = "FILE.jsonl")]
+    pods_out: Option<PathBuf>,
+    /// Write allocation and pending pods over the replay as CSV (one row
+    /// per attempt).
+    #[arg(long, value_name = "FILE.csv")]
+    timeline: Option<PathBuf>,
+    /// Plot allocation against arrived demand and pending pods (SVG).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<PathBuf>,
+    /// Explain one pod's last attempt: each node's verdict by plugin and
+    /// each feasible node's scores, as JSON on stdout.
+    #[arg(long, value_name = "NAMESPACE/NAME")]
+    explain: Option<String>,
+    /// The whole report(s) as JSON on stdout instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// A progress bar on stderr, hidden when stderr is not a terminal.
+struct Bar(indicatif::ProgressBar);
+
+impl Progress for Bar {
+    fn attempted(&mut self, done: usize, total: usize) {
+        self.0.set_length(total as u64);
+        self.0.set_position(done as u64);
+    }
+}
+
+pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let cluster = Objects::read_files(&a.cluster)?;
+    let mut events: Vec<Event> = Vec::new();
+    let mut bound = Objects {
+        nodes: cluster.nodes.clone(),
+        namespaces: cluster.namespaces.clone(),
+        ..Default::default()
+    };
+    for (pod, origin) in &cluster.pods {
+        if kube::bound_node(pod).is_some() {
+            bound.pods.push((pod.clone(), origin.clone()));
+        } else {
+            events.push(Event {
+                kind: EventType::Added,
+                time: None,
+                object: pod.clone(),
+            });
+        }
+    }
+    if let Some(file) = &a.workload {
+        let mut more = workload::read(file)?;
+        if !events.is_empty() && more.iter().any(|e| e.time.is_some_and(|t| t > 0)) {
+            tracing::info!(
+                "{} pending pods from the cluster files arrive at time 0",
+                events.len()
+            );
+        }
+        events.append(&mut more);
+    }
+    if events.is_empty() {
+        bail!(
+            "nothing to simulate: the cluster files have no pending pod and no --workload was given"
+        );
+    }
+    let configs: Vec<(String, Config)> = if a.config.is_empty() {
+        vec![("default".into(), Config::default())]
+    } else {
+        a.config
+            .iter()
+            .map(|p| Ok((config_label(p), load_config(Some(p))?)))
+            .collect::<Result<_>>()?
+    };
+    if let Some(key) = &a.explain
+        && !events.iter().any(|e| kube::pod_key(&e.object) == *key)
+    {
+        bail!("--explain {key}: no pod of the workload has that namespace/name");
+    }
+    let mut reports: Vec<(String, Report, f64)> = Vec::new();
+    for (label, config) in &configs {
+        let source = PluginSource {
+            config: None,
+            plugins_dir: a.plugins_dir.clone(),
+            native: a.native,
+        };
+        let catalog = catalog(&source, config, &[]).with_context(|| format!("config {label}"))?;
+        let mut options = config.engine_options();
+        if let Some(p) = a.percentage {
+            options.percentage_of_nodes_to_score = p;
+        }
+        if let Some(p) = a.parallelism {
+            options.parallelism = p;
+        }
+        let engine = Engine::new(catalog.select(&config.filter_plugins())?, options)?;
+        let scorers = catalog
+            .select_scorers(config)
+            .with_context(|| format!("config {label}"))?;
+        let tie = a.seed.map_or(TieBreak::NodeOrder, TieBreak::Random);
+        let mut scheduler = Scheduler::new(engine, scorers, tie);
+        let full = scheduler.engine().full_objects();
+        let state = ClusterState::from_objects_with(
+            &bound,
+            full.node,
+            config.scheduler_name(),
+            &scheduler.pod_annotation_keys(),
+        )?;
+        let options = Options {
+            no_retry: a.no_retry,
+            explain: a.explain.clone(),
+            scheduler_name: Some(config.scheduler_name().to_string()),
+        };
+        let bar = indicatif::ProgressBar::new(events.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{prefix} [{bar:40}] {pos}/{len} events, {elapsed} (eta {eta})",
+            )
+            .map_err(|e| anyhow!("{e}"))?
+            .progress_chars("=> "),
+        );
+        bar.set_prefix(label.clone());
+        let mut progress = Bar(bar);
+        let started = Instant::now();
+        let report = simulate::run(&mut scheduler, state, &events, &options, &mut progress)?;
+        progress.0.finish_and_clear();
+        reports.push((label.clone(), report, started.elapsed().as_secs_f64()));
+    }
+    for (path, what) in [(&a.pods_out, "pods"), (&a.timeline, "timeline")] {
+        let Some(path) = path else { continue };
+        for (label, report, _) in &reports {
+            let file = output_path(path, label, reports.len());
+            let mut out = std::io::BufWriter::new(
+                std::fs::File::create(&file)
+                    .map_err(|e| anyhow!("cannot write {}: {e}", file.display()))?,
+            );
+            match what {
+                "pods" => report.write_pods(&mut out),
+                _ => report.write_timeline(&mut out),
+            }
+            .and_then(|_| out.flush())
+            .map_err(|e| anyhow!("cannot write {}: {e}", file.display()))?;
+        }
+    }
+    if let Some(path) = &a.plot {
+        let runs: Vec<(String, &Report)> = reports.iter().map(|(l, r, _)| (l.clone(), r)).collect();
+        plot::write(path, &runs)?;
+    }
+    if a.explain.is_some() {
+        for (label, report, _) in &reports {
+            let value = serde_json::json!({"config": label, "explanation": report.explanation});
+            println!("{}", serde_json::to_string_pretty(&value)?);
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if a.json {
+        let all: Vec<_> = reports
+            .iter()
+            .map(|(label, report, secs)| serde_json::json!({"config": label, "seconds": secs, "report": report}))
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&all)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    print!("{}", table(&reports));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The file name of a config: its stem.
+fn config_label(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
+}
+
+/// With several configs, `out.csv` becomes `out.<label>.csv`.
+fn output_path(path: &Path, label: &str, runs: usize) -> PathBuf {
+    if runs == 1 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{label}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{label}"),
+    };
+    path.with_file_name(name)
+}
+
+/// One row per configuration; with one, the unscheduled pods by reason.
+fn table(reports: &[(String, Report, f64)]) -> String {
+    let mut out = String::new();
+    let resources: Vec<String> = reports
+        .first()
+        .map(|(_, r, _)| r.resources.iter().map(|(n, _)| n.clone()).collect())
+        .unwrap_or_default();
+    let mut header = format!(
+        "{:<24} {:>9} {:>11} {:>8}",
+        "config", "scheduled", "unscheduled", "attempts"
+    );
+    for r in &resources {
+        header.push_str(&format!(" {:>14}", format!("{}%", short(r))));
+    }
+    header.push_str(&format!(" {:>8}", "seconds"));
+    out.push_str(&header);
+    out.push('\n');
+    for (label, report, secs) in reports {
+        let (bound, unscheduled) = report.counts();
+        let attempts: u32 = report.pods.iter().map(|p| p.attempts).sum();
+        let mut row = format!("{label:<24} {bound:>9} {unscheduled:>11} {attempts:>8}");
+        for (_, frac) in report.final_allocation() {
+            row.push_str(&format!(" {:>14.2}", 100.0 * frac));
+        }
+        row.push_str(&format!(" {secs:>8.2}"));
+        out.push_str(&row);
+        out.push('\n');
+    }
+    if let [(_, report, _)] = reports {
+        let reasons = report.unscheduled_by_reason();
+        if !reasons.is_empty() {
+            out.push_str("\nunscheduled pods by reason (a pod counts once per reason):\n");
+            let mut sorted: Vec<_> = reasons.into_iter().collect();
+            sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+            for (reason, n) in sorted {
+                out.push_str(&format!("  {n:>6}  {reason}\n"));
+            }
+        }
+        if !report.skipped.is_empty() {
+            out.push_str("\nnot for this scheduler:\n");
+            for (why, n) in &report.skipped {
+                out.push_str(&format!("  {n:>6}  {why}\n"));
+            }
+        }
+    }
+    out
+}
+
+/// "alibabacloud.com/gpu-milli" -> "gpu-milli".
+fn short(resource: &str) -> &str {
+    resource.rsplit('/').next().unwrap_or(resource)
+}
