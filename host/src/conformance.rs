@@ -202,9 +202,13 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
     if full.pod {
         pod.object = Some(kube::object_json(&pod_obj));
     }
-    let snapshot =
-        ClusterState::from_objects_keeping(&objects, full.node, kube::DEFAULT_SCHEDULER_NAME)?
-            .snapshot();
+    let snapshot = ClusterState::from_objects_with(
+        &objects,
+        full.node,
+        kube::DEFAULT_SCHEDULER_NAME,
+        &engine.pod_annotation_keys(),
+    )?
+    .snapshot();
     let outcome = engine.find_nodes_that_fit(&snapshot, pod);
     Ok(compare(&case.expect, &outcome))
 }

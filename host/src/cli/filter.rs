@@ -128,7 +128,14 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
         // their plugin to run: say so when it would silently not.
         let disabled = &config.plugins.filter.disabled;
         for name in catalog.names() {
-            if !selected.iter().any(|p| p.name == name) && !disabled.iter().any(|p| p.name == name)
+            // Scorers and reservers do not filter: nothing to enable here.
+            let filters = catalog.get(name).is_some_and(|p| {
+                p.extension_points()
+                    .contains(sift_sdk::ExtensionPoints::FILTER)
+            });
+            if filters
+                && !selected.iter().any(|p| p.name == name)
+                && !disabled.iter().any(|p| p.name == name)
             {
                 tracing::warn!(
                     "plugin {name} is loaded but not enabled, so it does not run: \
@@ -140,9 +147,13 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
     let mut engine = Engine::new(catalog.select(&selected)?, options)?;
     // Whole objects are kept only if a plugin reads them.
     let full = engine.full_objects();
-    let snapshot =
-        ClusterState::from_objects_keeping(&cluster, full.node, config.scheduler_name())?
-            .snapshot();
+    let snapshot = ClusterState::from_objects_with(
+        &cluster,
+        full.node,
+        config.scheduler_name(),
+        &engine.pod_annotation_keys(),
+    )?
+    .snapshot();
     let mut outcomes = Vec::new();
     for (pod, origin) in &pods {
         let mut model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;

@@ -70,6 +70,11 @@ pub(super) struct SimulateArgs {
     /// The whole report(s) as JSON on stdout instead of the table.
     #[arg(long)]
     json: bool,
+    /// Also report the allocation of the main resource (GPU if any) when
+    /// arrived demand reaches this % of capacity: the FGD paper's metric
+    /// (its Figs. 11-14 use 100).
+    #[arg(long, value_name = "PERCENT")]
+    at_arrived: Option<i64>,
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal.
@@ -207,12 +212,17 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     if a.json {
         let all: Vec<_> = reports
             .iter()
-            .map(|(label, report, secs)| serde_json::json!({"config": label, "seconds": secs, "report": report}))
+            .map(|(label, report, secs)| {
+                let at = a
+                    .at_arrived
+                    .and_then(|k| report.allocation_at_arrived(report.main_resource(), k));
+                serde_json::json!({"config": label, "seconds": secs, "allocationAtArrived": at, "report": report})
+            })
             .collect();
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", table(&reports));
+    print!("{}", table(&reports, a.at_arrived));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -240,7 +250,7 @@ fn output_path(path: &Path, label: &str, runs: usize) -> PathBuf {
 }
 
 /// One row per configuration; with one, the unscheduled pods by reason.
-fn table(reports: &[(String, Report, f64)]) -> String {
+fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
     let mut out = String::new();
     let resources: Vec<String> = reports
         .first()
@@ -253,6 +263,13 @@ fn table(reports: &[(String, Report, f64)]) -> String {
     for r in &resources {
         header.push_str(&format!(" {:>14}", format!("{}%", short(r))));
     }
+    if let Some(k) = at_arrived {
+        let r = reports.first().map_or(0, |(_, r, _)| r.main_resource());
+        header.push_str(&format!(
+            " {:>18}",
+            format!("{}%@arrived{k}", short(&resources[r]))
+        ));
+    }
     header.push_str(&format!(" {:>8}", "seconds"));
     out.push_str(&header);
     out.push('\n');
@@ -262,6 +279,12 @@ fn table(reports: &[(String, Report, f64)]) -> String {
         let mut row = format!("{label:<24} {bound:>9} {unscheduled:>11} {attempts:>8}");
         for (_, frac) in report.final_allocation() {
             row.push_str(&format!(" {:>14.2}", 100.0 * frac));
+        }
+        if let Some(k) = at_arrived {
+            match report.allocation_at_arrived(report.main_resource(), k) {
+                Some(v) => row.push_str(&format!(" {v:>18.2}")),
+                None => row.push_str(&format!(" {:>18}", "-")),
+            }
         }
         row.push_str(&format!(" {secs:>8.2}"));
         out.push_str(&row);

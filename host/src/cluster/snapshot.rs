@@ -31,6 +31,40 @@ pub struct ClusterView {
     pub nominations: Arc<Nominations>,
 }
 
+/// What a snapshot derives from node names and zone labels only.
+#[derive(Debug)]
+struct Layout {
+    /// Node names by slot, shared into cycle outcomes without copying.
+    names: Vec<Arc<str>>,
+    /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
+    order: Vec<u32>,
+    by_name: HashMap<String, u32>,
+    /// Zone key by slot.
+    zones: Vec<String>,
+}
+
+impl Layout {
+    fn of(nodes: &[Arc<Node>], by_name: HashMap<String, u32>) -> Layout {
+        let zones: Vec<String> = nodes.iter().map(|n| zone_key(n)).collect();
+        Layout {
+            order: node_tree_order(&zones),
+            names: nodes.iter().map(|n| Arc::from(n.name.as_str())).collect(),
+            by_name,
+            zones,
+        }
+    }
+
+    /// Whether `nodes` have this layout, given that only `changed` slots
+    /// may differ from the nodes it was made of.
+    fn fits(&self, nodes: &[Arc<Node>], changed: &[u32]) -> bool {
+        nodes.len() == self.names.len()
+            && changed.iter().all(|&s| {
+                let n = &nodes[s as usize];
+                *self.names[s as usize] == *n.name && self.zones[s as usize] == zone_key(n)
+            })
+    }
+}
+
 /// An immutable view of the cluster. Each snapshot has a unique generation:
 /// a Wasm instance that has seen this generation holds its node table.
 #[derive(Debug)]
@@ -53,11 +87,10 @@ pub struct Snapshot {
     /// first asked (see [`sift_sdk::ClusterView`]).
     domains: std::sync::Mutex<HashMap<String, Arc<sift_sdk::Domains>>>,
     group_index: std::sync::OnceLock<Arc<sift_sdk::GroupIndex>>,
-    /// Node names by slot, shared into cycle outcomes without copying.
-    names: Vec<Arc<str>>,
-    /// Slots in kube-scheduler's order: zones interleaved (its NodeTree).
-    order: Vec<u32>,
-    by_name: HashMap<String, u32>,
+    /// Names, order and zones: shared with the previous snapshot when only
+    /// nodes' contents changed (every bind in a simulation), so a snapshot
+    /// costs O(changed nodes), not O(nodes).
+    layout: Arc<Layout>,
     /// Slots that changed since recent earlier generations, oldest first:
     /// an instance that saw one of those is synced with only these slots
     /// (plus the removal of slots at or past `len`), not the whole table.
@@ -81,7 +114,8 @@ impl Snapshot {
             group_count: 0,
             nominations: Arc::default(),
         };
-        Ok(Snapshot::build(view, by_name, Vec::new()))
+        let layout = Arc::new(Layout::of(&view.nodes, by_name));
+        Ok(Snapshot::build(view, layout, Vec::new()))
     }
 
     /// Builds from a view whose nodes have unique names.
@@ -92,14 +126,11 @@ impl Snapshot {
             .enumerate()
             .map(|(i, n)| (n.name.clone(), i as u32))
             .collect();
-        Snapshot::build(view, by_name, Vec::new())
+        let layout = Arc::new(Layout::of(&view.nodes, by_name));
+        Snapshot::build(view, layout, Vec::new())
     }
 
-    fn build(
-        view: ClusterView,
-        by_name: HashMap<String, u32>,
-        changes: Vec<(u64, Arc<[u32]>)>,
-    ) -> Snapshot {
+    fn build(view: ClusterView, layout: Arc<Layout>, changes: Vec<(u64, Arc<[u32]>)>) -> Snapshot {
         let ClusterView {
             nodes,
             pods,
@@ -108,12 +139,10 @@ impl Snapshot {
             nominations,
         } = view;
         debug_assert_eq!(nodes.len(), pods.len());
-        let nominated = nominated::by_slot(&nominations, |n| by_name.get(n).copied());
-        let zones: Vec<String> = nodes.iter().map(|n| zone_key(n)).collect();
+        let nominated = nominated::by_slot(&nominations, |n| layout.by_name.get(n).copied());
         Snapshot {
             generation: GENERATIONS.fetch_add(1, Ordering::Relaxed),
-            order: node_tree_order(&zones),
-            names: nodes.iter().map(|n| Arc::from(n.name.as_str())).collect(),
+            layout,
             nodes,
             pods,
             namespaces,
@@ -123,7 +152,6 @@ impl Snapshot {
             anti_affinity_slots: std::sync::OnceLock::new(),
             domains: Default::default(),
             group_index: std::sync::OnceLock::new(),
-            by_name,
             changes,
         }
     }
@@ -134,6 +162,7 @@ impl Snapshot {
         let nodes = &view.nodes;
         let len = nodes.len() as u32;
         let changed: Vec<u32> = changed.iter().copied().filter(|&s| s < len).collect();
+        let changed_now = changed.clone();
         let mut changes: Vec<(u64, Arc<[u32]>)> = Vec::with_capacity(HISTORY);
         // Beyond half the table a full sync costs no more: forget those.
         for (since, slots) in self.changes.iter() {
@@ -147,9 +176,17 @@ impl Snapshot {
         if changes.len() > HISTORY {
             changes.drain(..changes.len() - HISTORY);
         }
-        let mut next = Snapshot::from_view(view);
-        next.changes = changes;
-        next
+        let layout = if self.layout.fits(nodes, &changed_now) {
+            self.layout.clone()
+        } else {
+            let by_name = nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| (n.name.clone(), i as u32))
+                .collect();
+            Arc::new(Layout::of(nodes, by_name))
+        };
+        Snapshot::build(view, layout, changes)
     }
 
     /// The slots that changed since `generation`, if this snapshot still
@@ -208,16 +245,16 @@ impl Snapshot {
     }
 
     pub fn name(&self, slot: u32) -> &Arc<str> {
-        &self.names[slot as usize]
+        &self.layout.names[slot as usize]
     }
 
     /// Slots in the order kube-scheduler lists nodes.
     pub fn order(&self) -> &[u32] {
-        &self.order
+        &self.layout.order
     }
 
     pub fn slot_of(&self, name: &str) -> Option<u32> {
-        self.by_name.get(name).copied()
+        self.layout.by_name.get(name).copied()
     }
 }
 
@@ -283,7 +320,7 @@ impl Clone for Snapshot {
             group_count: self.group_count,
             nominations: self.nominations.clone(),
         };
-        Snapshot::build(view, self.by_name.clone(), Vec::new())
+        Snapshot::build(view, self.layout.clone(), Vec::new())
     }
 }
 

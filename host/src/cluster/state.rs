@@ -72,6 +72,8 @@ struct Pods {
     /// The groups of the pods in `by_key`, with how many pods each has.
     groups: HashMap<GroupKey, (Arc<PodGroup>, usize)>,
     next_group: u64,
+    /// How many bound pods have each priority (who preemption could evict).
+    priorities: BTreeMap<i32, usize>,
 }
 
 impl Pods {
@@ -258,6 +260,16 @@ impl ClusterState {
             .flatten()
             .filter_map(|k| self.pods.by_key.get(k).map(|u| (k.clone(), u.priority)))
             .collect()
+    }
+
+    /// Whether any bound pod has a priority below `priority` (else
+    /// preemption finds no victim anywhere).
+    pub fn has_bound_below(&self, priority: i32) -> bool {
+        self.pods
+            .priorities
+            .keys()
+            .next()
+            .is_some_and(|p| *p < priority)
     }
 
     /// What the pod bound under `key` requests, if it is bound.
@@ -447,6 +459,7 @@ impl ClusterState {
                 .or_default()
                 .insert(key.clone());
             self.pods.join(&usage.group);
+            *self.pods.priorities.entry(usage.priority).or_default() += 1;
             self.pods.by_key.insert(key, usage);
             self.recompute_named(&node);
         }
@@ -483,6 +496,12 @@ impl ClusterState {
         let Some(old) = self.pods.by_key.remove(key) else {
             return false;
         };
+        if let Some(n) = self.pods.priorities.get_mut(&old.priority) {
+            *n -= 1;
+            if *n == 0 {
+                self.pods.priorities.remove(&old.priority);
+            }
+        }
         self.pods.leave(&old.group);
         if let Some(set) = self.pods.on.get_mut(&old.node) {
             set.remove(key);

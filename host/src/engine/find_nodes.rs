@@ -154,6 +154,19 @@ impl Engine {
         full_objects(&self.plugins)
     }
 
+    /// Pod annotation keys its plugins read on nodes (sorted, unique): the
+    /// cluster state keeps those of bound pods.
+    pub fn pod_annotation_keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self
+            .plugins
+            .iter()
+            .flat_map(|c| c.plugin.pod_annotation_keys().iter().cloned())
+            .collect();
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
     pub fn next_start_node_index(&self) -> usize {
         self.next_start_node_index
     }

@@ -120,14 +120,12 @@ impl Scheduler {
 
     /// Pod annotation keys any plugin reads on nodes.
     pub fn pod_annotation_keys(&self) -> Vec<String> {
-        let mut keys: Vec<String> = self
-            .engine
-            .plugins()
-            .iter()
-            .map(|c| &c.plugin)
-            .chain(self.scorers.iter().map(|s| &s.plugin))
-            .flat_map(|p| p.pod_annotation_keys().iter().cloned())
-            .collect();
+        let mut keys = self.engine.pod_annotation_keys();
+        keys.extend(
+            self.scorers
+                .iter()
+                .flat_map(|s| s.plugin.pod_annotation_keys().iter().cloned()),
+        );
         keys.sort();
         keys.dedup();
         keys

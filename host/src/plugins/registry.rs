@@ -232,6 +232,13 @@ impl Catalog {
                         }
                     )
                 })?;
+                if !plugin.extension_points().contains(ExtensionPoints::FILTER) {
+                    bail!(
+                        "plugin {:?} is configured as a filter but does not filter (it implements {}): list it under plugins.score",
+                        r.name,
+                        plugin.extension_points()
+                    );
+                }
                 Ok(ConfiguredPlugin {
                     plugin: plugin.clone(),
                     ignorable: r.ignorable,

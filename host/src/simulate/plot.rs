@@ -16,16 +16,6 @@ const COLORS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
-/// The resource the plot follows: the first extended resource the
-/// cluster offers (e.g. GPU milli), else cpu.
-fn main_resource(report: &Report) -> usize {
-    report
-        .resources
-        .iter()
-        .position(|(n, _)| n != "cpu" && n != "memory")
-        .unwrap_or(0)
-}
-
 /// Writes the plot of `runs` (label, report) to `path` (.svg).
 pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
     match path.extension().and_then(|e| e.to_str()) {
@@ -38,7 +28,7 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
     let Some((_, first)) = runs.first() else {
         bail!("nothing to plot");
     };
-    let r = main_resource(first);
+    let r = first.main_resource();
     let resource = first.resources[r].0.clone();
     let root = SVGBackend::new(path, (1100, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;

@@ -60,14 +60,21 @@ pub fn post_filter(
         .collect();
     let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
     let mut not_helpful = 0usize;
+    let any_victim = cluster.has_bound_below(pod.priority);
     for slot in 0..all as u32 {
-        let name = snapshot.name(slot).to_string();
-        let Some(Code::Unschedulable) = code_of.get(name.as_str()).copied() else {
+        let name: &str = snapshot.name(slot);
+        let Some(Code::Unschedulable) = code_of.get(name).copied() else {
             not_helpful += 1;
             continue;
         };
+        if !any_victim {
+            *histogram
+                .entry("No preemption victims found for incoming pod".into())
+                .or_default() += 1;
+            continue;
+        }
         let victims: Vec<String> = cluster
-            .bound_pods_on(&name)
+            .bound_pods_on(name)
             .into_iter()
             .filter(|(_, p)| *p < pod.priority)
             .map(|(k, _)| k)
@@ -83,15 +90,15 @@ pub fn post_filter(
             dry.remove_pod_key(v);
         }
         let dry_snapshot = dry.snapshot();
-        let Some(dry_slot) = dry_snapshot.slot_of(&name) else {
+        let Some(dry_slot) = dry_snapshot.slot_of(name) else {
             continue;
         };
         let out =
             engine.filter_candidates(engine.plugins(), &dry_snapshot, pod.clone(), &[dry_slot]);
-        match out.status(&name) {
+        match out.status(name) {
             None if out.error.is_none() => {
                 return PostFilter::WouldPreempt {
-                    node: name,
+                    node: name.to_string(),
                     victims,
                 };
             }

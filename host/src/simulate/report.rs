@@ -184,6 +184,14 @@ impl Tracker {
                 used[i] += amount(&n.requested, name);
             }
         }
+        let first = Sample {
+            time: 0,
+            attempts: 0,
+            scheduled: 0,
+            pending: 0,
+            used: used.clone(),
+            arrived: vec![0; resources.len()],
+        };
         Tracker {
             arrived: vec![0; resources.len()],
             used,
@@ -192,7 +200,7 @@ impl Tracker {
             index: HashMap::new(),
             attempts: 0,
             scheduled: 0,
-            samples: Vec::new(),
+            samples: vec![first],
             skipped: SkippedPods::default(),
             explanation: None,
             counted: HashMap::new(),
@@ -368,6 +376,46 @@ impl Report {
             .collect()
     }
 
+    /// The resource plots and the arrived-demand metric follow: the first
+    /// extended resource the cluster offers (e.g. GPU milli), else cpu.
+    /// Extended resources nothing asked for (e.g. a GPU count only nodes
+    /// declare) are passed over.
+    pub fn main_resource(&self) -> usize {
+        let demanded = |i: usize| self.samples.last().is_some_and(|s| s.arrived[i] > 0);
+        (0..self.resources.len())
+            .find(|&i| !matches!(self.resources[i].0.as_str(), "cpu" | "memory") && demanded(i))
+            .unwrap_or(0)
+    }
+
+    /// The FGD paper's metric: the allocation (% of capacity) of resource
+    /// `r` when arrived demand reaches `k` % of capacity. Samples are
+    /// bucketed by arrived % rounded half to even (NumPy's `round`), each
+    /// bucket's allocation % (rounded to 2 decimals) averaged; an empty
+    /// bucket takes `k-1..=k+1` (`merge_alloc_discrete.py`).
+    pub fn allocation_at_arrived(&self, r: usize, k: i64) -> Option<f64> {
+        let cap = self.resources.get(r)?.1;
+        if cap <= 0 {
+            return None;
+        }
+        let round2 = |x: f64| (x * 100.0).round_ties_even() / 100.0;
+        let points: Vec<(i64, f64)> = self
+            .samples
+            .iter()
+            .map(|s| {
+                let arrived = (100.0 * s.arrived[r] as f64 / cap as f64).round_ties_even() as i64;
+                (arrived, round2(100.0 * s.used[r] as f64 / cap as f64))
+            })
+            .collect();
+        let mean = |ok: &dyn Fn(i64) -> bool| {
+            let (sum, n) = points
+                .iter()
+                .filter(|(a, _)| ok(*a))
+                .fold((0.0, 0usize), |(s, n), (_, v)| (s + v, n + 1));
+            (n > 0).then(|| round2(sum / n as f64))
+        };
+        mean(&|a| a == k).or_else(|| mean(&|a| (k - 1..=k + 1).contains(&a)))
+    }
+
     /// One JSON object per pod.
     pub fn write_pods(&self, out: &mut dyn Write) -> std::io::Result<()> {
         for p in &self.pods {
@@ -436,6 +484,39 @@ pub fn reasons_of(message: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(points: &[(i64, i64)]) -> Report {
+        Report {
+            pods: Vec::new(),
+            resources: vec![("cpu".into(), 1000), ("example.com/gpu".into(), 1000)],
+            samples: points
+                .iter()
+                .map(|&(arrived, used)| Sample {
+                    time: 0,
+                    attempts: 0,
+                    scheduled: 0,
+                    pending: 0,
+                    used: vec![0, used],
+                    arrived: vec![0, arrived],
+                })
+                .collect(),
+            skipped: BTreeMap::new(),
+            explanation: None,
+        }
+    }
+
+    #[test]
+    fn allocation_at_arrived_averages_the_bucket_or_its_neighbours() {
+        // Arrived 99.5% and 100.4% both round to 100 (half to even): mean of
+        // 90 and 92; 101% is a bucket of its own.
+        let r = report(&[(0, 0), (995, 900), (1004, 920), (1010, 930)]);
+        assert_eq!(r.main_resource(), 1);
+        assert_eq!(r.allocation_at_arrived(1, 100), Some(91.0));
+        assert_eq!(r.allocation_at_arrived(1, 101), Some(93.0));
+        // 102 is empty: 101..=103 gives 93.
+        assert_eq!(r.allocation_at_arrived(1, 102), Some(93.0));
+        assert_eq!(r.allocation_at_arrived(1, 50), None);
+    }
 
     #[test]
     fn reasons_of_a_fit_error() {

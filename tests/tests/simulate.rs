@@ -1,0 +1,207 @@
+//! `sift simulate` end to end: the clock, departures and retries, and
+//! several configurations over one workload.
+
+use serde_json::{Value, json};
+use std::process::{Command, Output};
+
+fn sift(args: &[&str]) -> Output {
+    Command::new(sift_tests::sift_bin())
+        .args(args)
+        .env("SIFT_PLUGINS_DIR", sift_tests::plugins_dir())
+        .env("SIFT_CACHE_DIR", sift_tests::temp_dir("simulate-cache"))
+        .current_dir(sift_tests::workspace_root())
+        .output()
+        .expect("run sift")
+}
+
+fn node(name: &str, cpu: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+           "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(name: &str, cpu: &str, priority: i32) -> Value {
+    json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+           "spec": {"priority": priority, "containers": [{"name": "c",
+                    "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}})
+}
+
+fn event(kind: &str, time: u64, object: &Value) -> String {
+    json!({"type": kind, "time": time, "object": object}).to_string()
+}
+
+fn outcomes(path: &std::path::Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_failed_pod_is_retried_when_a_bound_pod_leaves_and_not_before() {
+    let dir = sift_tests::temp_dir("simulate-retry");
+    let cluster = dir.join("cluster.json");
+    std::fs::write(
+        &cluster,
+        json!({"apiVersion": "v1", "kind": "List", "items": [node("n1", "2")]}).to_string(),
+    )
+    .unwrap();
+    // t=0: a (1.5 cpu) binds; b (1 cpu) fails. t=5: c arrives (0.1 cpu),
+    // which must not wake b. t=10: a leaves, so b binds at 10.
+    let (a, b, c) = (pod("a", "1500m", 0), pod("b", "1", 0), pod("c", "100m", 0));
+    let workload = dir.join("workload.ndjson");
+    std::fs::write(
+        &workload,
+        [
+            event("ADDED", 0, &a),
+            event("ADDED", 0, &b),
+            event("ADDED", 5, &c),
+            event("DELETED", 10, &a),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let pods = dir.join("pods.jsonl");
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--pods-out",
+        pods.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = outcomes(&pods);
+    let by = |n: &str| {
+        got.iter()
+            .find(|p| p["pod"] == format!("default/{n}"))
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by("a")["node"], "n1");
+    assert_eq!(by("a")["departed"], 10);
+    assert_eq!(by("b")["node"], "n1");
+    assert_eq!(by("b")["scheduled"], 10, "{got:?}");
+    assert_eq!(by("b")["attempts"], 2, "woken once, by the departure");
+    assert_eq!(by("c")["scheduled"], 5);
+
+    // With --no-retry b stays unscheduled, with upstream's message.
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--pods-out",
+        pods.to_str().unwrap(),
+        "--no-retry",
+    ]);
+    assert!(o.status.success());
+    let got = outcomes(&pods);
+    let b = got.iter().find(|p| p["pod"] == "default/b").unwrap();
+    assert!(b["node"].is_null());
+    assert_eq!(
+        b["message"],
+        "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."
+    );
+}
+
+#[test]
+fn higher_priority_goes_first_and_preemption_is_reported_not_simulated() {
+    let dir = sift_tests::temp_dir("simulate-priority");
+    let cluster = dir.join("cluster.json");
+    let low = {
+        let mut p = pod("low", "500m", 0);
+        p["spec"]["nodeName"] = json!("n1");
+        p
+    };
+    std::fs::write(
+        &cluster,
+        json!({"apiVersion": "v1", "kind": "List",
+               "items": [node("n1", "2"), low, pod("x-lo", "1", 1), pod("y-hi", "1", 100)]})
+        .to_string(),
+    )
+    .unwrap();
+    let pods = dir.join("pods.jsonl");
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--pods-out",
+        pods.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = outcomes(&pods);
+    let by = |n: &str| {
+        got.iter()
+            .find(|p| p["pod"] == format!("default/{n}"))
+            .unwrap()
+    };
+    // Pending pods in the cluster file are the workload: y-hi (priority
+    // 100) is tried first, though x-lo came first, and takes the room left
+    // beside `low`. x-lo then fits nowhere; evicting `low` (priority 0)
+    // would make room, which sift reports without evicting.
+    assert_eq!(by("y-hi")["node"], "n1");
+    let lo = by("x-lo");
+    assert!(lo["node"].is_null());
+    assert!(
+        lo["preemption"]
+            .as_str()
+            .is_some_and(|p| p.contains("default/low") && p.contains("n1")),
+        "{lo}"
+    );
+    assert_eq!(
+        lo["message"], "0/1 nodes are available: 1 Insufficient cpu.",
+        "a PostFilter that would succeed adds no text"
+    );
+}
+
+#[test]
+fn configurations_compare_in_one_table() {
+    let dir = sift_tests::temp_dir("simulate-compare");
+    let cluster = dir.join("cluster.json");
+    let mut items = vec![node("big", "8"), node("small", "2")];
+    for i in 0..3 {
+        items.push(pod(&format!("p{i}"), "1", 0));
+    }
+    std::fs::write(
+        &cluster,
+        json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    )
+    .unwrap();
+    let most = dir.join("most.yaml");
+    std::fs::write(
+        &most,
+        "plugins:\n  score:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: NodeResourcesFit}]\npluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated}}\n",
+    )
+    .unwrap();
+    let least = dir.join("least.yaml");
+    std::fs::write(&least, "percentageOfNodesToScore: 100\n").unwrap();
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "-c",
+        least.to_str().unwrap(),
+        "-c",
+        most.to_str().unwrap(),
+        "--json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let runs: Vec<Value> = serde_json::from_slice(&o.stdout).unwrap();
+    let nodes = |run: &Value| -> Vec<String> {
+        run["report"]["pods"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["node"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(runs[0]["config"], "least");
+    // LeastAllocated spreads onto the big node's free room; MostAllocated
+    // packs the small node first.
+    assert_eq!(nodes(&runs[0]), ["big", "big", "big"]);
+    assert_eq!(nodes(&runs[1]), ["small", "small", "big"]);
+}
