@@ -633,7 +633,8 @@ fn simulate_demo_writes_outcomes_timeline_plot_and_explains_a_pod() {
     assert_eq!(trainer["node"], "ip-10-0-3-31");
     let timeline = std::fs::read_to_string(&csv).unwrap();
     assert!(timeline.starts_with("time,attempts,scheduled,pending,cpu_allocated_pct"));
-    assert_eq!(timeline.lines().count(), 1 + 3, "{timeline}");
+    // The header, the starting state, one row per attempt.
+    assert_eq!(timeline.lines().count(), 1 + 1 + 3, "{timeline}");
     let plot = std::fs::read_to_string(&svg).unwrap();
     assert!(plot.contains("<svg") && plot.contains("pending pods"));
 

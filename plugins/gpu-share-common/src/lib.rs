@@ -292,6 +292,57 @@ pub fn clamp_score(s: i64) -> i64 {
     s.clamp(0, sift_sdk::MAX_NODE_SCORE)
 }
 
+/// A policy scorer that takes no arguments and scores each node with
+/// `$score(&GpuNode, &GpuPod) -> i64` (clamped to 0..=100, no
+/// NormalizeScore): DotProd, GpuPacking, GpuClustering. `$affinity` says
+/// whether the node's GPU state counts pod shapes (GpuClustering).
+#[macro_export]
+macro_rules! policy_scorer {
+    ($plugin:ident, $name:literal, $score:path, affinity: $affinity:expr) => {
+        pub struct $plugin;
+
+        impl sift_sdk::Plugin for $plugin {
+            const NAME: &'static str = $name;
+            const EXTENSION_POINTS: sift_sdk::ExtensionPoints = sift_sdk::ExtensionPoints::SCORE;
+            const NODE_FIELDS: sift_sdk::NodeFields =
+                sift_sdk::NodeFields::RESOURCES.union(sift_sdk::NodeFields::LABELS);
+            const NODE_LABELS: Option<&'static [&'static str]> = Some($crate::NODE_LABELS);
+            const POD_ANNOTATION_KEYS: &'static [&'static str] = $crate::POD_ANNOTATION_KEYS;
+            type PodState = sift_gpu_share_logic::gpu::GpuPod;
+
+            fn new(args: sift_sdk::Args) -> Result<Self, String> {
+                if !args.is_empty() {
+                    return Err(concat!($name, " takes no arguments").into());
+                }
+                Ok($plugin)
+            }
+
+            fn pre_score(
+                &self,
+                pod: &sift_sdk::Pod,
+                _: &[&sift_sdk::Node],
+                _: &dyn sift_sdk::ClusterView,
+            ) -> sift_sdk::PreScore<Self::PodState> {
+                $crate::pre_score_pod(pod)
+            }
+
+            fn score(
+                &self,
+                _: &sift_sdk::Pod,
+                p: &Self::PodState,
+                node: &sift_sdk::Node,
+            ) -> Result<i64, sift_sdk::Status> {
+                Ok($crate::clamp_score($score(
+                    &$crate::gpu_node(node, $affinity),
+                    p,
+                )))
+            }
+        }
+
+        sift_sdk::export_plugin!($plugin);
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
