@@ -580,7 +580,7 @@ fn pod(p: &PodRow, name: &str, created: Option<k8s_openapi::jiff::Timestamp>) ->
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
@@ -665,7 +665,7 @@ mod tests {
 
     /// A node list with a CPU-only node and two GPU nodes (10 GPUs), and
     /// 20 pods: shares, whole GPUs, CPU-only, one with a model list.
-    fn replay_inputs(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    pub(crate) fn replay_inputs(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
         let nodes = write(
             dir,
             "nodes.csv",
@@ -768,75 +768,6 @@ mod tests {
                 .iter()
                 .any(|t| t.class.gpu_spec == "T4|V100M32" && t.class.num_gpu == 2)
         );
-        std::fs::remove_dir_all(&dir).ok();
-    }
-
-    #[test]
-    fn fgd_replay_configs_load_and_configure_the_plugins() {
-        use crate::config::{Config, DEFAULT_FILTERS};
-        let dir = std::env::temp_dir().join(format!("sift-openb-configs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (nodes, pods) = replay_inputs(&dir);
-        let r = import_fgd_replay(&nodes, &pods, 7, 1.3).unwrap();
-        let configs = fgd_replay_configs(&r.typical, 7);
-        let expected = [
-            ("random", "RandomScore", "random"),
-            ("dot-prod", "DotProdScore", "best"),
-            ("gpu-clustering", "GpuClusteringScore", "best"),
-            ("gpu-packing", "GpuPackingScore", "best"),
-            ("best-fit", "BestFitScore", "best"),
-            ("fgd", "FGDScore", "fgd"),
-            ("default-scheduler", "NodeResourcesFit", "best"),
-        ];
-        assert_eq!(configs.len(), expected.len());
-        let natives = crate::plugins::native::builtin();
-        let native = |name: &str| natives.iter().find(|p| p.name == name).unwrap();
-        for ((file, yaml), (want_file, scorer, selection)) in configs.iter().zip(expected) {
-            assert_eq!(*file, want_file);
-            let path = dir.join(format!("{file}.yaml"));
-            std::fs::write(&path, yaml).unwrap();
-            let c = Config::load(&path).unwrap_or_else(|e| panic!("{file}: {e:#}\n{yaml}"));
-            assert_eq!(c.percentage_of_nodes_to_score, Some(100));
-            let filters: Vec<String> = c.filter_plugins().into_iter().map(|p| p.name).collect();
-            let mut want: Vec<String> = DEFAULT_FILTERS.iter().map(|s| s.to_string()).collect();
-            want.push("GpuShare".into());
-            assert_eq!(filters, want, "{file}");
-            let scores = c.score_plugins();
-            if file == &"default-scheduler" {
-                assert_eq!(
-                    scores,
-                    [
-                        ("NodeResourcesFit".to_string(), 1),
-                        ("NodeResourcesBalancedAllocation".to_string(), 1)
-                    ]
-                );
-            } else {
-                assert_eq!(scores, [(scorer.to_string(), 1000)], "{file}");
-            }
-            let share: serde_json::Value = serde_json::from_str(&c.args_for("GpuShare")).unwrap();
-            assert_eq!(share["gpuSelection"], selection, "{file}");
-            // Every configured plugin accepts its arguments.
-            for pc in &c.plugin_config {
-                native(&pc.name)
-                    .instantiate(&c.args_for(&pc.name))
-                    .unwrap_or_else(|e| panic!("{file}: {}: {e}", pc.name));
-            }
-            for (name, _) in &scores {
-                native(name).instantiate(&c.args_for(name)).unwrap();
-            }
-        }
-        // The typical pods survive the YAML exactly.
-        let c = Config::load(&dir.join("fgd.yaml")).unwrap();
-        let args: serde_json::Value = serde_json::from_str(&c.args_for("FGDScore")).unwrap();
-        let back: Vec<TypicalPodArg> = serde_json::from_value(args["typicalPods"].clone()).unwrap();
-        assert_eq!(back, typical_pods_to_args(&r.typical));
-        let random: serde_json::Value = serde_json::from_str(
-            &Config::load(&dir.join("random.yaml"))
-                .unwrap()
-                .args_for("RandomScore"),
-        )
-        .unwrap();
-        assert_eq!(random["seed"], 7);
         std::fs::remove_dir_all(&dir).ok();
     }
 }
