@@ -164,16 +164,7 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
         }
     }
 
-    let mut objects = Objects::default();
-    for (i, n) in case.nodes.into_iter().enumerate() {
-        objects.add_json(file, &format!("nodes[{i}]"), n, Some("Node"))?;
-    }
-    for (i, p) in case.pods.into_iter().enumerate() {
-        objects.add_json(file, &format!("pods[{i}]"), p, Some("Pod"))?;
-    }
-    for (i, ns) in case.namespaces.into_iter().enumerate() {
-        objects.add_json(file, &format!("namespaces[{i}]"), ns, Some("Namespace"))?;
-    }
+    let objects = cluster_objects(file, case.nodes, case.pods, case.namespaces)?;
     let mut target = Objects::default();
     target.add_json(file, "pod", case.pod, Some("Pod"))?;
     let (pod_obj, _) = target
@@ -211,6 +202,27 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
     .snapshot();
     let outcome = engine.find_nodes_that_fit(&snapshot, pod);
     Ok(compare(&case.expect, &outcome))
+}
+
+/// A case's cluster: its nodes, bound pods and namespaces, each error
+/// naming the file and the element (`nodes[2]`).
+fn cluster_objects(
+    file: &Path,
+    nodes: Vec<Value>,
+    pods: Vec<Value>,
+    namespaces: Vec<Value>,
+) -> Result<Objects> {
+    let mut objects = Objects::default();
+    for (field, kind, values) in [
+        ("nodes", "Node", nodes),
+        ("pods", "Pod", pods),
+        ("namespaces", "Namespace", namespaces),
+    ] {
+        for (i, v) in values.into_iter().enumerate() {
+            objects.add_json(file, &format!("{field}[{i}]"), v, Some(kind))?;
+        }
+    }
+    Ok(objects)
 }
 
 /// What differs between the expectation and the outcome.
@@ -334,16 +346,7 @@ fn run_simulation_case(
     };
     config.check_scores().context("config")?;
     let catalog = catalog.reconfigured(&config).context("config")?;
-    let mut objects = Objects::default();
-    for (i, n) in case.nodes.into_iter().enumerate() {
-        objects.add_json(file, &format!("nodes[{i}]"), n, Some("Node"))?;
-    }
-    for (i, p) in case.pods.into_iter().enumerate() {
-        objects.add_json(file, &format!("pods[{i}]"), p, Some("Pod"))?;
-    }
-    for (i, ns) in case.namespaces.into_iter().enumerate() {
-        objects.add_json(file, &format!("namespaces[{i}]"), ns, Some("Namespace"))?;
-    }
+    let objects = cluster_objects(file, case.nodes, case.pods, case.namespaces)?;
     let mut pending = Objects::default();
     for (i, p) in case.workload.into_iter().enumerate() {
         pending.add_json(file, &format!("workload[{i}]"), p, Some("Pod"))?;
