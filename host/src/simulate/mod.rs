@@ -139,7 +139,7 @@ pub fn run(
         tracker.sample(now, queue.active_len() + queue.unschedulable_len());
         progress.attempted(i, events.len());
     }
-    Ok(tracker.finish(&cluster))
+    Ok(tracker.finish())
 }
 
 /// One scheduling cycle for a queued pod; whether it was bound.

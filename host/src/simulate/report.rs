@@ -145,8 +145,7 @@ pub struct Tracker {
 }
 
 /// cpu, memory, then every extended resource a node offers, by name.
-fn tracked_resources(cluster: &mut ClusterState) -> Vec<(String, i64)> {
-    let snapshot = cluster.snapshot();
+fn tracked_resources(snapshot: &crate::cluster::Snapshot) -> Vec<(String, i64)> {
     let mut total = Resources::default();
     for n in snapshot.nodes() {
         total.add(&n.allocatable);
@@ -176,9 +175,9 @@ fn amount(r: &Resources, name: &str) -> i64 {
 
 impl Tracker {
     pub fn new(cluster: &mut ClusterState) -> Tracker {
-        let resources = tracked_resources(cluster);
-        let mut used = vec![0; resources.len()];
         let snapshot = cluster.snapshot();
+        let resources = tracked_resources(&snapshot);
+        let mut used = vec![0; resources.len()];
         for n in snapshot.nodes() {
             for (i, (name, _)) in resources.iter().enumerate() {
                 used[i] += amount(&n.requested, name);
@@ -319,7 +318,7 @@ impl Tracker {
         self.samples.push(s);
     }
 
-    pub fn finish(self, _cluster: &ClusterState) -> Report {
+    pub fn finish(self) -> Report {
         Report {
             pods: self.pods,
             resources: self.resources,
