@@ -532,6 +532,7 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
                 annotations: labels(p.annotations),
             })
             .collect(),
+        memo: Default::default(),
     }
 }
 

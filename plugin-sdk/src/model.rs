@@ -360,6 +360,38 @@ pub struct Node {
     /// only, sorted by pod: device assignments such as which GPUs each
     /// pod took (set at Reserve).
     pub pod_annotations: Vec<PodAnnotations>,
+    /// What a plugin derived from this node ([`Node::derived`]); empty in
+    /// a clone and after [`Node::add_pod`].
+    pub memo: NodeMemo,
+}
+
+/// One value derived from a node, kept with it: a node is replaced, not
+/// changed, when its pods change (the host's assume, a sync into a
+/// component), so the value lives exactly as long as what it was derived
+/// from. Clones start empty; equality ignores it.
+#[derive(Default)]
+pub struct NodeMemo(std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>);
+
+impl Clone for NodeMemo {
+    fn clone(&self) -> Self {
+        NodeMemo::default()
+    }
+}
+
+impl PartialEq for NodeMemo {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for NodeMemo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.get().is_some() {
+            "NodeMemo(set)"
+        } else {
+            "NodeMemo(empty)"
+        })
+    }
 }
 
 /// Annotations of one pod bound to a node (the keys a plugin asked for).
@@ -371,10 +403,36 @@ pub struct PodAnnotations {
 }
 
 impl Node {
+    /// `derive(self)`, computed at the first call and kept with the node
+    /// until it changes: per-node state a plugin would otherwise rebuild
+    /// for every pod, such as per-device usage parsed from
+    /// [`Node::pod_annotations`]. `derive` must depend on the node alone.
+    ///
+    /// One value per node: in-process plugins share nodes, and a second
+    /// type asked of the same node is computed each time, not kept. Code
+    /// that changes a node's fields in place must reset `memo` (as
+    /// [`Node::add_pod`] does).
+    pub fn derived<T: std::any::Any + Send + Sync>(
+        &self,
+        derive: impl FnOnce(&Node) -> T,
+    ) -> std::sync::Arc<T> {
+        if let Some(v) = self.memo.0.get() {
+            return match v.clone().downcast::<T>() {
+                Ok(t) => t,
+                Err(_) => std::sync::Arc::new(derive(self)),
+            };
+        }
+        let value = std::sync::Arc::new(derive(self));
+        // A racing thread may have set it first: both values are equal.
+        let _ = self.memo.0.set(value.clone());
+        value
+    }
+
     /// The node with one more pod on it (kube-scheduler's
     /// `NodeInfo.AddPod`, as far as filters read it): its requests, a pod,
     /// its host ports.
     pub fn add_pod(&mut self, requests: &crate::Resources, host_ports: &[HostPort]) {
+        self.memo = NodeMemo::default();
         self.requested.add(requests);
         self.pod_count += 1;
         self.used_ports.extend_from_slice(host_ports);
@@ -504,6 +562,7 @@ impl NodeFields {
             } else {
                 Vec::new()
             },
+            memo: NodeMemo::default(),
         }
     }
 }
@@ -518,6 +577,36 @@ impl std::ops::BitOr for NodeFields {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn derived_is_kept_until_the_node_changes() {
+        use std::cell::Cell;
+        let calls = Cell::new(0);
+        let count = |n: &Node| {
+            calls.set(calls.get() + 1);
+            n.pod_count * 10
+        };
+        let mut node = Node {
+            pod_count: 2,
+            ..Default::default()
+        };
+        assert_eq!(*node.derived(count), 20);
+        assert_eq!(*node.derived(count), 20);
+        assert_eq!(calls.get(), 1);
+        // Another type is computed, not kept, and does not evict.
+        assert_eq!(*node.derived(|n| n.pod_count as u64), 2);
+        assert_eq!(*node.derived(count), 20);
+        assert_eq!(calls.get(), 1);
+        // A clone starts empty and compares equal.
+        let copy = node.clone();
+        assert_eq!(copy, node);
+        assert_eq!(*copy.derived(count), 20);
+        assert_eq!(calls.get(), 2);
+        // add_pod changes the node: derived again.
+        node.add_pod(&crate::Resources::default(), &[]);
+        assert_eq!(*node.derived(count), 30);
+        assert_eq!(calls.get(), 3);
+    }
 
     #[test]
     fn node_fields_print_their_wit_names() {

@@ -43,6 +43,17 @@ impl Resources {
 
     /// The amount of a scalar resource, 0 when absent.
     pub fn scalar(&self, name: &str) -> i64 {
+        // Names share long prefixes (`example.com/...`) and a component's
+        // memcmp is a byte loop: a short list is scanned, rejecting on
+        // length and last byte before comparing.
+        if self.scalar.len() <= 8 {
+            let last = name.as_bytes().last();
+            return self
+                .scalar
+                .iter()
+                .find(|(n, _)| n.len() == name.len() && n.as_bytes().last() == last && n == name)
+                .map_or(0, |(_, v)| *v);
+        }
         self.scalar
             .binary_search_by(|(n, _)| n.as_str().cmp(name))
             .map(|i| self.scalar[i].1)

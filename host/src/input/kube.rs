@@ -476,6 +476,7 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
         object: None,
         pod_annotations: Vec::new(),
         non_zero_requested: NonZero::default(),
+        memo: Default::default(),
     })
 }
 

@@ -37,7 +37,7 @@ impl Plugin for BestFitScore {
     }
 
     fn score(&self, _: &Pod, p: &GpuPod, node: &Node) -> Result<i64, Status> {
-        best_fit_raw_score(&gpu_node(node, false), p).ok_or_else(|| {
+        best_fit_raw_score(&gpu_node(node), p).ok_or_else(|| {
             Status::error(format!(
                 "pod does not fit node {} (cpu, GPU milli or model): filter with NodeResourcesFit and GpuShare",
                 node.name

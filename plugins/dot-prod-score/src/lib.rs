@@ -8,6 +8,5 @@
 sift_gpu_share_common::policy_scorer!(
     DotProdScore,
     "DotProdScore",
-    sift_gpu_share_logic::policy::dot_prod_score,
-    affinity: false
+    sift_gpu_share_logic::policy::dot_prod_score
 );

@@ -61,11 +61,7 @@ impl Plugin for FgdScore {
     }
 
     fn score(&self, _: &Pod, p: &GpuPod, node: &Node) -> Result<i64, Status> {
-        Ok(clamp_score(fgd_score(
-            &gpu_node(node, false),
-            p,
-            &self.typical,
-        )))
+        Ok(clamp_score(fgd_score(&gpu_node(node), p, &self.typical)))
     }
 }
 

@@ -13,6 +13,5 @@
 sift_gpu_share_common::policy_scorer!(
     GpuClusteringScore,
     "GpuClusteringScore",
-    sift_gpu_share_logic::policy::gpu_clustering_score,
-    affinity: true
+    sift_gpu_share_logic::policy::gpu_clustering_score
 );

@@ -7,6 +7,5 @@
 sift_gpu_share_common::policy_scorer!(
     GpuPackingScore,
     "GpuPackingScore",
-    sift_gpu_share_logic::policy::gpu_packing_score,
-    affinity: false
+    sift_gpu_share_logic::policy::gpu_packing_score
 );

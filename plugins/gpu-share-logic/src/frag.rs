@@ -75,6 +75,15 @@ pub struct TypicalPods {
 }
 
 impl TypicalPods {
+    /// For each typical pod, whether a node of `model` is one its class
+    /// allows (CPU-only classes: always).
+    pub fn accessible_on(&self, model: &str) -> Vec<bool> {
+        self.pods
+            .iter()
+            .map(|tp| tp.class.gpu_milli == 0 || model_accessible_str(model, &tp.class.gpu_spec))
+            .collect()
+    }
+
     /// [`TypicalPods::from_pods_with`] with the paper's settings. Pass the
     /// **original, untuned** workload: the simulator builds the table in
     /// `SetTypicalPods` before `TunePodsByNodeTotalResource`.
@@ -205,6 +214,13 @@ pub fn can_host_on_gpus(gpus: &[u32], gpu_milli: u32, num_gpu: u32) -> bool {
 
 /// `GetNodePodFrag` on a node state (CPU left, devices, model).
 pub fn frag_case(cpu_left: i64, gpus: &[u32], model: &str, class: &PodClass) -> FragCase {
+    let accessible = class.gpu_milli == 0 || model_accessible_str(model, &class.gpu_spec);
+    frag_case_with(cpu_left, gpus, accessible, class)
+}
+
+/// [`frag_case`] with the model check done: `accessible` says whether the
+/// node's model is one the class allows.
+fn frag_case_with(cpu_left: i64, gpus: &[u32], accessible: bool, class: &PodClass) -> FragCase {
     let cpu_ok = cpu_left >= class.cpu_milli;
     if class.gpu_milli == 0 {
         return if cpu_ok {
@@ -213,7 +229,7 @@ pub fn frag_case(cpu_left: i64, gpus: &[u32], model: &str, class: &PodClass) -> 
             FragCase::XrLackCpu
         };
     }
-    if !model_accessible_str(model, &class.gpu_spec) {
+    if !accessible {
         return FragCase::NoAccess;
     }
     match (
@@ -297,13 +313,25 @@ pub fn frag_amount_raw(
     model: &str,
     typical: &TypicalPods,
 ) -> FragAmount {
+    frag_amount_masked(cpu_left, gpus, &typical.accessible_on(model), typical)
+}
+
+/// [`frag_amount_raw`] with the model checks done
+/// ([`TypicalPods::accessible_on`]): FGD evaluates one node up to nine
+/// times per pod, and matching models is string work.
+pub fn frag_amount_masked(
+    cpu_left: i64,
+    gpus: &[u32],
+    accessible: &[bool],
+    typical: &TypicalPods,
+) -> FragAmount {
     let mut fa = FragAmount::default();
     let idle: i64 = gpus.iter().map(|&g| i64::from(g)).sum();
-    for tp in &typical.pods {
+    for (tp, &ok) in typical.pods.iter().zip(accessible) {
         if !(0.0..=1.0).contains(&tp.freq) {
             continue; // the simulator logs and skips bad frequencies
         }
-        let case = frag_case(cpu_left, gpus, model, &tp.class);
+        let case = frag_case_with(cpu_left, gpus, ok, &tp.class);
         if case == FragCase::Q3Satisfied {
             let frag: i64 = gpus
                 .iter()
@@ -333,6 +361,11 @@ pub fn node_frag(node: &GpuNode, typical: &TypicalPods) -> f64 {
 /// F for a hypothetical node state (used by FGD's what-if placements).
 pub fn frag_raw(cpu_left: i64, gpus: &[u32], model: &str, typical: &TypicalPods) -> f64 {
     frag_amount_raw(cpu_left, gpus, model, typical).sum_except_q3()
+}
+
+/// [`frag_raw`] with the model checks done ([`frag_amount_masked`]).
+pub fn frag_masked(cpu_left: i64, gpus: &[u32], accessible: &[bool], typical: &TypicalPods) -> f64 {
+    frag_amount_masked(cpu_left, gpus, accessible, typical).sum_except_q3()
 }
 
 /// The cluster-wide amount of `ClusterGpuFragReport`: node amounts summed in

@@ -40,7 +40,7 @@
 //! GPU-device ties inside a node (best-fit and FGD selection) are broken by
 //! lowest index in the simulator too, deterministically.
 
-use crate::frag::{TypicalPods, frag_raw};
+use crate::frag::{TypicalPods, frag_masked};
 use crate::gpu::{
     GpuNode, GpuPod, GpuSelMethod, MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, exclusive_gpu_ids,
     pod_model_accessible,
@@ -138,7 +138,9 @@ fn sub_for_fgd(cpu_left: i64, gpus: &[u32], pod: &GpuPod) -> (i64, Vec<u32>) {
 ///
 /// Memory plays no part. `F` is [`crate::frag::node_frag`].
 pub fn fgd_eval(node: &GpuNode, pod: &GpuPod, typical: &TypicalPods) -> FgdEval {
-    let before = frag_raw(node.cpu_milli_left, &node.gpus, &node.model, typical);
+    let accessible = typical.accessible_on(&node.model);
+    let frag = |cpu: i64, gpus: &[u32]| frag_masked(cpu, gpus, &accessible, typical);
+    let before = frag(node.cpu_milli_left, &node.gpus);
     let to_score = |after: f64| (sigmoid((before - after) / 1000.0) * MAX_NODE_SCORE as f64) as i64;
 
     if pod.num_gpu == 1 && pod.gpu_milli < MILLI {
@@ -150,7 +152,7 @@ pub fn fgd_eval(node: &GpuNode, pod: &GpuPod, typical: &TypicalPods) -> FgdEval 
                 continue;
             }
             gpus[i] -= pod.gpu_milli;
-            let s = to_score(frag_raw(cpu_after, &gpus, &node.model, typical));
+            let s = to_score(frag(cpu_after, &gpus));
             gpus[i] += pod.gpu_milli;
             if best.is_none_or(|(bs, _)| s > bs) {
                 best = Some((s, i));
@@ -168,7 +170,7 @@ pub fn fgd_eval(node: &GpuNode, pod: &GpuPod, typical: &TypicalPods) -> FgdEval 
         }
     } else {
         let (cpu_after, gpus_after) = sub_for_fgd(node.cpu_milli_left, &node.gpus, pod);
-        let s = to_score(frag_raw(cpu_after, &gpus_after, &node.model, typical));
+        let s = to_score(frag(cpu_after, &gpus_after));
         FgdEval {
             score: s,
             gpu_ids: exclusive_gpu_ids(node, pod),

@@ -106,7 +106,7 @@ impl Plugin for GpuShare {
     }
 
     fn filter(&self, _: &Pod, p: &GpuPod, node: &Node) -> Status {
-        let n = gpu_node(node, false);
+        let n = gpu_node(node);
         if n.gpus.is_empty() {
             return Status::unresolvable(ERR_NO_GPU);
         }
@@ -129,7 +129,7 @@ impl Plugin for GpuShare {
         if !p.requests_gpu() {
             return Ok(Vec::new());
         }
-        let n = gpu_node(node, false);
+        let n = gpu_node(node);
         let mut rng = pod_rng(self.seed, pod);
         match select_gpus(self.selection, &n, &p, Some(&self.typical), &mut rng) {
             Some(ids) if !ids.is_empty() => {

@@ -210,9 +210,7 @@ impl Predicate for NodeResourcesFit {
     const NAME: &'static str = "NodeResourcesFit";
     const NODE_FIELDS: NodeFields = NodeFields::RESOURCES;
     const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::FILTER.union(ExtensionPoints::SCORE);
-    /// Scoring: the pod's request of each scored resource (empty when
-    /// filtering).
-    type PodState = Vec<i64>;
+    type PodState = FitState;
 
     fn new(args: Args) -> Result<Self, String> {
         let args: FitArgs = args.parse()?;
@@ -225,24 +223,29 @@ impl Predicate for NodeResourcesFit {
         })
     }
 
-    fn prepare(&self, _: &Pod, _cluster: &dyn ClusterView) -> Prepare<Vec<i64>> {
-        Prepare::Proceed(Vec::new())
+    fn prepare(&self, pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<FitState> {
+        Prepare::Proceed(FitState {
+            scalars: self.checked_scalars(pod),
+            scored: Vec::new(),
+        })
     }
 
-    fn pre_score(&self, pod: &Pod, _: &[&Node], _: &dyn ClusterView) -> PreScore<Vec<i64>> {
-        PreScore::Proceed(
-            self.resources
+    fn pre_score(&self, pod: &Pod, _: &[&Node], _: &dyn ClusterView) -> PreScore<FitState> {
+        PreScore::Proceed(FitState {
+            scalars: Vec::new(),
+            scored: self
+                .resources
                 .iter()
                 .map(|r| pod_request(pod, &r.name, false))
                 .collect(),
-        )
+        })
     }
 
-    fn score(&self, _pod: &Pod, requests: &Vec<i64>, node: &Node) -> Result<i64, Status> {
+    fn score(&self, _pod: &Pod, state: &FitState, node: &Node) -> Result<i64, Status> {
         let amounts: Vec<(i64, i64)> = self
             .resources
             .iter()
-            .zip(requests)
+            .zip(&state.scored)
             .map(|(r, req)| {
                 let (alloc, requested) = allocatable_and_requested(node, &r.name, *req, false);
                 (requested, alloc)
@@ -251,8 +254,8 @@ impl Predicate for NodeResourcesFit {
         Ok(self.strategy.score(&self.resources, &amounts))
     }
 
-    fn filter(&self, pod: &Pod, _: &Vec<i64>, node: &Node) -> Status {
-        let insufficient = self.insufficient_resources(pod, node);
+    fn filter(&self, pod: &Pod, state: &FitState, node: &Node) -> Status {
+        let insufficient = insufficient(pod, &state.scalars, node);
         if insufficient.is_empty() {
             return Status::success();
         }
@@ -269,53 +272,23 @@ impl NodeResourcesFit {
     /// kube-scheduler's `fitsRequest`: pod count, then cpu, memory,
     /// ephemeral storage, then scalar resources by name.
     pub fn insufficient_resources(&self, pod: &Pod, node: &Node) -> Vec<InsufficientResource> {
-        let mut out = Vec::new();
-        let alloc = &node.allocatable;
-        let used = &node.requested;
-        if i64::from(node.pod_count) + 1 > alloc.allowed_pod_number {
-            out.push(InsufficientResource {
-                reason: Cow::Borrowed("Too many pods"),
-                unresolvable: false,
-            });
-        }
-        let req = &pod.requests;
-        if req.is_empty_request() {
-            return out;
-        }
-        let mut check = |reason: &'static str, want: i64, allocatable: i64, requested: i64| {
-            if want > 0 && want > allocatable.saturating_sub(requested) {
-                out.push(InsufficientResource {
-                    reason: Cow::Borrowed(reason),
-                    unresolvable: want > allocatable,
-                });
-            }
-        };
-        check(
-            "Insufficient cpu",
-            req.milli_cpu,
-            alloc.milli_cpu,
-            used.milli_cpu,
-        );
-        check("Insufficient memory", req.memory, alloc.memory, used.memory);
-        check(
-            "Insufficient ephemeral-storage",
-            req.ephemeral_storage,
-            alloc.ephemeral_storage,
-            used.ephemeral_storage,
-        );
-        for (name, want) in &req.scalar {
-            if *want == 0 || self.is_ignored(name) {
-                continue;
-            }
-            let allocatable = alloc.scalar(name);
-            if *want > allocatable.saturating_sub(used.scalar(name)) {
-                out.push(InsufficientResource {
-                    reason: Cow::Owned(format!("Insufficient {name}")),
-                    unresolvable: *want > allocatable,
-                });
-            }
-        }
-        out
+        insufficient(pod, &self.checked_scalars(pod), node)
+    }
+
+    /// The pod's scalar requests the filter checks (not zero, not
+    /// ignored), with their failure reason: worked out once per pod, not
+    /// once per node.
+    fn checked_scalars(&self, pod: &Pod) -> Vec<ScalarCheck> {
+        pod.requests
+            .scalar
+            .iter()
+            .filter(|(name, want)| *want != 0 && !self.is_ignored(name))
+            .map(|(name, want)| ScalarCheck {
+                name: name.clone(),
+                want: *want,
+                reason: format!("Insufficient {name}"),
+            })
+            .collect()
     }
 
     fn is_ignored(&self, name: &str) -> bool {
@@ -325,6 +298,68 @@ impl NodeResourcesFit {
         let group = name.split('/').next().unwrap_or_default();
         self.ignored_resources.contains(name) || self.ignored_resource_groups.contains(group)
     }
+}
+
+/// One scalar resource request the filter checks.
+pub struct ScalarCheck {
+    name: String,
+    want: i64,
+    reason: String,
+}
+
+/// The pod's state: the scalar checks when filtering, the requests of the
+/// scored resources when scoring.
+#[derive(Default)]
+pub struct FitState {
+    scalars: Vec<ScalarCheck>,
+    scored: Vec<i64>,
+}
+
+fn insufficient(pod: &Pod, scalars: &[ScalarCheck], node: &Node) -> Vec<InsufficientResource> {
+    let mut out = Vec::new();
+    let alloc = &node.allocatable;
+    let used = &node.requested;
+    if i64::from(node.pod_count) + 1 > alloc.allowed_pod_number {
+        out.push(InsufficientResource {
+            reason: Cow::Borrowed("Too many pods"),
+            unresolvable: false,
+        });
+    }
+    let req = &pod.requests;
+    if req.is_empty_request() {
+        return out;
+    }
+    let mut check = |reason: &'static str, want: i64, allocatable: i64, requested: i64| {
+        if want > 0 && want > allocatable.saturating_sub(requested) {
+            out.push(InsufficientResource {
+                reason: Cow::Borrowed(reason),
+                unresolvable: want > allocatable,
+            });
+        }
+    };
+    check(
+        "Insufficient cpu",
+        req.milli_cpu,
+        alloc.milli_cpu,
+        used.milli_cpu,
+    );
+    check("Insufficient memory", req.memory, alloc.memory, used.memory);
+    check(
+        "Insufficient ephemeral-storage",
+        req.ephemeral_storage,
+        alloc.ephemeral_storage,
+        used.ephemeral_storage,
+    );
+    for c in scalars {
+        let allocatable = alloc.scalar(&c.name);
+        if c.want > allocatable.saturating_sub(used.scalar(&c.name)) {
+            out.push(InsufficientResource {
+                reason: Cow::Owned(c.reason.clone()),
+                unresolvable: c.want > allocatable,
+            });
+        }
+    }
+    out
 }
 
 export_predicate!(NodeResourcesFit);
