@@ -21,6 +21,7 @@ use crate::engine::{CycleOutcome, Engine};
 use crate::input::Objects;
 use crate::input::kube;
 use crate::input::workload::{Event, EventType};
+use crate::plugins::extender::http_extenders;
 use crate::plugins::registry::Catalog;
 use crate::simulate::{self, report::Report};
 use anyhow::{Context, Result, anyhow, bail};
@@ -345,6 +346,7 @@ fn run_simulation_case(
         None => Config::default(),
     };
     config.check_scores().context("config")?;
+    crate::config::extenders::check_extenders(&config.extenders).context("config")?;
     let catalog = catalog.reconfigured(&config).context("config")?;
     let objects = cluster_objects(file, case.nodes, case.pods, case.namespaces)?;
     let mut pending = Objects::default();
@@ -365,7 +367,7 @@ fn run_simulation_case(
     let scorers = catalog.select_scorers(&config)?;
     let mut options = config.engine_options();
     options.parallelism = 2;
-    let engine = Engine::new(plugins, options)?;
+    let engine = Engine::new(plugins, options)?.with_extenders(http_extenders(&config.extenders)?);
     let mut scheduler = Scheduler::new(engine, scorers, TieBreak::NodeOrder);
     let full = scheduler.engine().full_objects();
     let cluster = ClusterState::from_objects_with(

@@ -7,6 +7,7 @@ use crate::config::PluginRef;
 use crate::engine::Engine;
 use crate::input::{Objects, kube};
 use crate::output;
+use crate::plugins::extender::http_extenders;
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
@@ -144,7 +145,8 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
             }
         }
     }
-    let mut engine = Engine::new(catalog.select(&selected)?, options)?;
+    let mut engine = Engine::new(catalog.select(&selected)?, options)?
+        .with_extenders(http_extenders(&config.extenders)?);
     // Whole objects are kept only if a plugin reads them.
     let full = engine.full_objects();
     let snapshot = ClusterState::from_objects_with(

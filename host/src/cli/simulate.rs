@@ -9,6 +9,7 @@ use crate::engine::Engine;
 use crate::engine::schedule::{Scheduler, TieBreak};
 use crate::input::workload::{self, Event, EventType};
 use crate::input::{Objects, kube};
+use crate::plugins::extender::http_extenders;
 use crate::simulate::{self, Options, Progress, plot, report::Report};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
@@ -149,7 +150,8 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         if let Some(p) = a.parallelism {
             options.parallelism = p;
         }
-        let engine = Engine::new(catalog.select(&config.filter_plugins())?, options)?;
+        let engine = Engine::new(catalog.select(&config.filter_plugins())?, options)?
+            .with_extenders(http_extenders(&config.extenders)?);
         let scorers = catalog
             .select_scorers(config)
             .with_context(|| format!("config {label}"))?;

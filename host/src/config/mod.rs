@@ -22,12 +22,16 @@
 //!     args: {ignoredResources: [example.com/foo]}
 //! limits: {callDeadline: 1s, memory: 256Mi}
 //! sandbox: {clocks: false, random: false, stdio: false}
+//! extenders:                       # HTTP extenders (see [`extenders`])
+//!   - {urlPrefix: "http://127.0.0.1:8888", filterVerb: filter, ignorable: true}
 //! ```
 
 mod engine_options;
+pub mod extenders;
 mod limits;
 
 pub use engine_options::{EngineOptions, MAX_PARALLELISM, check_parallelism};
+pub use extenders::ExtenderConfig;
 pub use limits::{Grants, Limits};
 
 use anyhow::{Context, Result, bail};
@@ -77,6 +81,9 @@ pub struct Config {
     pub limits: LimitsSection,
     #[serde(default)]
     pub sandbox: Grants,
+    /// HTTP extenders, called after the filters and beside the scorers.
+    #[serde(default)]
+    pub extenders: Vec<ExtenderConfig>,
 }
 
 /// kube-scheduler's default score plugins that sift has, with their
@@ -197,6 +204,8 @@ impl Config {
         config
             .check_scores()
             .with_context(|| path.display().to_string())?;
+        extenders::check_extenders(&config.extenders)
+            .with_context(|| path.display().to_string())?;
         Ok(config)
     }
 
@@ -295,13 +304,26 @@ impl Config {
     }
 
     /// The JSON arguments configured for a plugin ("{}" when none).
+    /// NodeResourcesFit's `ignoredResources` become the extenders'
+    /// `ignoredByScheduler` resources when there are any (kube-scheduler's
+    /// `buildExtenders` replaces the list).
     pub fn args_for(&self, plugin: &str) -> String {
-        self.plugin_config
+        let args = self
+            .plugin_config
             .iter()
             .find(|c| c.name == plugin)
             .filter(|c| !c.args.is_null())
-            .map(|c| c.args.to_string())
-            .unwrap_or_else(|| "{}".into())
+            .map(|c| c.args.clone());
+        let ignored = extenders::ignored_by_scheduler(&self.extenders);
+        if plugin == "NodeResourcesFit" && !ignored.is_empty() {
+            let mut args = match args {
+                Some(serde_json::Value::Object(m)) => m,
+                _ => serde_json::Map::new(),
+            };
+            args.insert("ignoredResources".into(), ignored.into());
+            return serde_json::Value::Object(args).to_string();
+        }
+        args.map(|a| a.to_string()).unwrap_or_else(|| "{}".into())
     }
 }
 

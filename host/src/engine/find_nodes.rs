@@ -11,6 +11,7 @@ use crate::cluster::Snapshot;
 use crate::cluster::nominated::NominatedPass;
 use crate::config::{EngineOptions, check_parallelism};
 use crate::engine::diagnosis::{Diagnosis, NodeStatus};
+use crate::engine::extender::{Extender, pass_extenders};
 use crate::engine::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
 use crate::engine::sampling::num_feasible_nodes_to_find;
 use anyhow::{Context, Result};
@@ -107,6 +108,9 @@ pub trait CallObserver: Send + Sync {
 /// The filter phase with its round-robin position.
 pub struct Engine {
     plugins: Vec<ConfiguredPlugin>,
+    /// Called after the filters in the scheduler's own cycles (not when
+    /// sift answers as an extender itself), in order.
+    extenders: Vec<Arc<dyn Extender>>,
     options: EngineOptions,
     observer: Option<Arc<dyn CallObserver>>,
     pool: rayon::ThreadPool,
@@ -128,12 +132,24 @@ impl Engine {
             .context("cannot start the filter worker threads")?;
         Ok(Engine {
             plugins,
+            extenders: Vec::new(),
             options,
             observer: None,
             pool,
             cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
             next_start_node_index: 0,
         })
+    }
+
+    /// Extenders to call after the filters, in order (kube-scheduler puts
+    /// the ignorable ones last; the caller orders them).
+    pub fn with_extenders(mut self, extenders: Vec<Arc<dyn Extender>>) -> Engine {
+        self.extenders = extenders;
+        self
+    }
+
+    pub fn extenders(&self) -> &[Arc<dyn Extender>] {
+        &self.extenders
     }
 
     pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Engine {
@@ -151,7 +167,11 @@ impl Engine {
 
     /// Which whole objects (the escape hatch) any of its plugins reads.
     pub fn full_objects(&self) -> crate::input::kube::FullObjects {
-        full_objects(&self.plugins)
+        self.extenders
+            .iter()
+            .fold(full_objects(&self.plugins), |f, e| {
+                f.union(e.full_objects())
+            })
     }
 
     /// Pod annotation keys its plugins read on nodes (sorted, unique): the
@@ -212,6 +232,7 @@ impl Engine {
             Scope::Only(candidates) => (candidates, 0, 100),
         };
         let num_all_nodes = all.len();
+        let sampled = matches!(scope, Scope::Sampled { .. });
         let cycle = Cycle::new(pod, snapshot.clone());
         let mut out = CycleOutcome {
             pod: pod_key,
@@ -267,7 +288,21 @@ impl Engine {
                 ..out.clone()
             };
             let mut tried = Diagnosis::default();
-            let found = self.filter_nodes(&cycle, &[slot], (0, 1), &active, &mut tried, &mut first);
+            let mut found =
+                self.filter_nodes(&cycle, &[slot], (0, 1), &active, &mut tried, &mut first);
+            if first.error.is_none() && !found.is_empty() && !self.extenders.is_empty() {
+                match pass_extenders(&self.extenders, &cycle, found) {
+                    Ok(pass) => {
+                        found = pass.feasible;
+                        tried.explicit.extend(pass.statuses);
+                        first.ignored_errors.extend(pass.ignored_errors);
+                    }
+                    Err(e) => {
+                        found = Vec::new();
+                        first.error = Some(e);
+                    }
+                }
+            }
             if first.error.is_none() {
                 out.ignored_errors.append(&mut first.ignored_errors);
                 if !found.is_empty() {
@@ -325,6 +360,9 @@ impl Engine {
         out.next_start_node_index = (start + processed) % num_all_nodes;
         out.nodes_evaluated = processed;
         out.feasible_nodes = found;
+        if sampled && out.error.is_none() && !out.feasible_nodes.is_empty() {
+            self.run_extenders(&cycle, &mut diagnosis, &mut out);
+        }
 
         if let (Some(absent), Some((kept, _))) = (&diagnosis.absent, &narrowed) {
             let explicit: std::collections::HashSet<&str> =
@@ -344,6 +382,26 @@ impl Engine {
         }
         out.statuses.append(&mut diagnosis.explicit);
         out
+    }
+
+    /// The extenders over the feasible nodes; what they reject joins the
+    /// diagnosis, a failing extender fails the cycle.
+    fn run_extenders(&self, cycle: &Cycle, diagnosis: &mut Diagnosis, out: &mut CycleOutcome) {
+        if self.extenders.is_empty() {
+            return;
+        }
+        let feasible = std::mem::take(&mut out.feasible_nodes);
+        match pass_extenders(&self.extenders, cycle, feasible) {
+            Ok(pass) => {
+                out.feasible_nodes = pass.feasible;
+                out.ignored_errors.extend(pass.ignored_errors);
+                if !pass.statuses.is_empty() {
+                    diagnosis.explicit.extend(pass.statuses);
+                    dedup_statuses(&mut diagnosis.explicit);
+                }
+            }
+            Err(e) => out.error = Some(e),
+        }
     }
 
     /// Evaluates `nodes` from the round-robin start until enough feasible

@@ -3,12 +3,14 @@
 //! over nodes ([`find_nodes`]: `findNodesThatFitPod`), sampling
 //! (`numFeasibleNodesToFind`) and the per-node statuses it explains a
 //! rejection with ([`diagnosis`]); then scoring, host selection and
-//! reserve ([`schedule`]: `schedulePod`, `prioritizeNodes`, `selectHost`).
+//! reserve ([`schedule`]: `schedulePod`, `prioritizeNodes`, `selectHost`);
+//! HTTP extenders after the filters and beside the scorers ([`extender`]).
 //!
 //! Imports `cluster` and `config`; never the runtime, the contract or any
 //! plugin: those implement [`plugin::FilterPlugin`].
 
 pub mod diagnosis;
+pub mod extender;
 pub mod find_nodes;
 pub mod plugin;
 pub mod sampling;

@@ -1,9 +1,10 @@
 //! One scheduling cycle past the filters: score the feasible nodes, pick
 //! the host, reserve on it (kube-scheduler's `schedulePod`,
 //! `prioritizeNodes`, `selectHost` and the Reserve step of
-//! `schedule_one.go`). The loop around it (queue, assume, retries) is the
-//! simulator's.
+//! `schedule_one.go`), extenders' prioritize verbs included. The loop
+//! around it (queue, assume, retries) is the simulator's.
 
+use super::extender::extender_scores;
 use super::find_nodes::{CycleOutcome, Engine};
 use super::plugin::{Cycle, FilterPlugin, PluginError};
 use crate::cluster::Snapshot;
@@ -29,7 +30,8 @@ pub enum TieBreak {
     Random(u64),
 }
 
-/// One plugin's final (normalized) scores, before weighting.
+/// One plugin's final (normalized) scores, before weighting; for an
+/// extender, its scores scaled to the plugins' 0..=100.
 #[derive(Clone, Debug, Serialize)]
 pub struct PluginScores {
     pub plugin: String,
@@ -185,6 +187,17 @@ impl Scheduler {
                     weight: s.weight,
                     scores,
                 });
+            }
+            if !self.engine.extenders().is_empty() {
+                let (extra, rows) = extender_scores(self.engine.extenders(), cycle, &feasible);
+                for (t, v) in totals.iter_mut().zip(extra) {
+                    *t = t.saturating_add(v);
+                }
+                by_plugin.extend(rows.into_iter().map(|r| PluginScores {
+                    plugin: r.extender,
+                    weight: r.weight,
+                    scores: Some(r.scores),
+                }));
             }
             (self.select(&totals), totals, by_plugin)
         };

@@ -1,9 +1,10 @@
 //! Input: Kubernetes objects as `kubectl get -o json|yaml` prints them, read
 //! from files ([`read`]) and turned into the plugin model ([`kube`]);
 //! workloads of pod events ([`workload`]) and the openb trace imported as
-//! such ([`openb`]). The
+//! such ([`openb`]); the extender protocol's messages ([`extender`]). The
 //! lowest layer of the host: it imports nothing else of sift's.
 
+pub mod extender;
 pub mod kube;
 pub mod openb;
 pub mod read;

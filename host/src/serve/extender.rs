@@ -1,54 +1,33 @@
-//! kube-scheduler's extender protocol (k8s.io/kube-scheduler/extender/v1),
-//! filter verb. The Go structs have no json tags, so the wire names are the
-//! Go field names: `Pod`, `Nodes`, `NodeNames`; `FailedNodes`,
-//! `FailedAndUnresolvableNodes` and `Error` in the reply.
+//! sift as a kube-scheduler extender, filter verb: the request as it
+//! arrives and the reply from a cycle's outcome (the messages are
+//! [`crate::input::extender`]'s).
 //!
 //! kube-scheduler sends `Nodes` (a v1 NodeList) when the extender is
 //! configured with `nodeCacheCapable: false`, else `NodeNames`; sift answers
 //! in the form it was asked.
 
 use crate::engine::CycleOutcome;
-use serde::{Deserialize, Serialize};
+pub use crate::input::extender::{ExtenderFilterResult, NodeList};
+use serde::Deserialize;
 use serde_json::value::RawValue;
 use sift_sdk::Code;
-use std::collections::BTreeMap;
 
 /// `ExtenderArgs`, with the pod and nodes kept as raw JSON text: each is
 /// parsed on its own (so an error can name the node), and node objects go
 /// back in the reply as they came, without being serialized again.
 #[derive(Debug, Deserialize)]
 pub struct ExtenderArgs {
-    #[serde(rename = "Pod")]
+    #[serde(rename = "Pod", alias = "pod")]
     pub pod: Box<RawValue>,
-    #[serde(rename = "Nodes", default)]
+    #[serde(rename = "Nodes", alias = "nodes", default)]
     pub nodes: Option<NodeList>,
-    #[serde(rename = "NodeNames", default)]
+    #[serde(
+        rename = "NodeNames",
+        alias = "nodeNames",
+        alias = "nodenames",
+        default
+    )]
     pub node_names: Option<Vec<String>>,
-}
-
-/// A v1 NodeList as Go's encoder writes it: `metadata` and `items`; other
-/// fields (apiVersion, kind) are accepted.
-#[derive(Debug, Default, Deserialize, Serialize)]
-pub struct NodeList {
-    #[serde(default)]
-    pub metadata: serde_json::Map<String, serde_json::Value>,
-    #[serde(default)]
-    pub items: Vec<Box<RawValue>>,
-}
-
-/// `ExtenderFilterResult`.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct ExtenderFilterResult {
-    #[serde(rename = "Nodes", skip_serializing_if = "Option::is_none", default)]
-    pub nodes: Option<NodeList>,
-    #[serde(rename = "NodeNames", skip_serializing_if = "Option::is_none", default)]
-    pub node_names: Option<Vec<String>>,
-    #[serde(rename = "FailedNodes", default)]
-    pub failed_nodes: BTreeMap<String, String>,
-    #[serde(rename = "FailedAndUnresolvableNodes", default)]
-    pub failed_and_unresolvable_nodes: BTreeMap<String, String>,
-    #[serde(rename = "Error", default)]
-    pub error: String,
 }
 
 /// The reply to a filter request from a cycle's outcome. `nodes`, when the

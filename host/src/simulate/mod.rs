@@ -152,13 +152,16 @@ fn attempt(
     now: u64,
     options: &Options,
 ) -> Result<bool> {
-    let pod = match kube::pod(object) {
+    let mut pod = match kube::pod(object) {
         Ok(p) => p,
         Err(e) => {
             tracker.failed(key, None, format!("{e:#}"), None);
             return Ok(false);
         }
     };
+    if scheduler.engine().full_objects().pod {
+        pod.object = Some(kube::object_json(object));
+    }
     let snapshot = cluster.snapshot();
     let Attempt {
         filter,
