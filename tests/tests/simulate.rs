@@ -108,43 +108,68 @@ fn a_failed_pod_is_retried_when_a_bound_pod_leaves_and_not_before() {
     );
 }
 
-#[test]
-fn higher_priority_goes_first_and_preemption_is_reported_not_simulated() {
-    let dir = sift_tests::temp_dir("simulate-priority");
+fn bound(name: &str, cpu: &str, priority: i32, node: &str) -> Value {
+    let mut p = pod(name, cpu, priority);
+    p["spec"]["nodeName"] = json!(node);
+    p
+}
+
+fn simulate_cluster(dir: &std::path::Path, items: Vec<Value>, extra: &[&str]) -> Vec<Value> {
     let cluster = dir.join("cluster.json");
-    let low = {
-        let mut p = pod("low", "500m", 0);
-        p["spec"]["nodeName"] = json!("n1");
-        p
-    };
     std::fs::write(
         &cluster,
-        json!({"apiVersion": "v1", "kind": "List",
-               "items": [node("n1", "2"), low, pod("x-lo", "1", 1), pod("y-hi", "1", 100)]})
-        .to_string(),
+        json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
     )
     .unwrap();
     let pods = dir.join("pods.jsonl");
-    let o = sift(&[
+    let mut args = vec![
         "simulate",
         "--cluster",
         cluster.to_str().unwrap(),
         "--pods-out",
         pods.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let o = sift(&args);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let got = outcomes(&pods);
-    let by = |n: &str| {
-        got.iter()
-            .find(|p| p["pod"] == format!("default/{n}"))
-            .unwrap()
-    };
+    outcomes(&pods)
+}
+
+fn by<'a>(got: &'a [Value], name: &str) -> &'a Value {
+    got.iter()
+        .find(|p| p["pod"] == format!("default/{name}"))
+        .unwrap_or_else(|| panic!("no outcome for {name}: {got:?}"))
+}
+
+#[test]
+fn higher_priority_goes_first_and_preemption_evicts_and_nominates() {
+    let dir = sift_tests::temp_dir("simulate-priority");
+    let items = vec![
+        node("n1", "2"),
+        bound("low", "500m", 0, "n1"),
+        pod("x-lo", "1", 1),
+        pod("y-hi", "1", 100),
+    ];
     // Pending pods in the cluster file are the workload: y-hi (priority
     // 100) is tried first, though x-lo came first, and takes the room left
     // beside `low`. x-lo then fits nowhere; evicting `low` (priority 0)
-    // would make room, which sift reports without evicting.
-    assert_eq!(by("y-hi")["node"], "n1");
-    let lo = by("x-lo");
+    // makes room: `low` leaves, x-lo is nominated to n1 and binds there
+    // on its retry. y-hi (higher priority than x-lo) is never a victim.
+    let got = simulate_cluster(&dir, items.clone(), &[]);
+    assert_eq!(by(&got, "y-hi")["node"], "n1");
+    let lo = by(&got, "x-lo");
+    assert_eq!(lo["node"], "n1", "{lo}");
+    assert_eq!(lo["nominatedNode"], "n1", "{lo}");
+    assert_eq!(lo["preempted"], json!(["default/low"]), "{lo}");
+    assert_eq!(lo["attempts"], 2, "{lo}");
+    let low = by(&got, "low");
+    assert_eq!(low["preemptedBy"], "default/x-lo", "{low}");
+    assert_eq!(low["departed"], 0, "{low}");
+
+    // Without retries the pod would never use the room: nothing is
+    // evicted, the report says where preemption would have helped.
+    let got = simulate_cluster(&dir, items, &["--no-retry"]);
+    let lo = by(&got, "x-lo");
     assert!(lo["node"].is_null());
     assert!(
         lo["preemption"]
@@ -154,7 +179,33 @@ fn higher_priority_goes_first_and_preemption_is_reported_not_simulated() {
     );
     assert_eq!(
         lo["message"], "0/1 nodes are available: 1 Insufficient cpu.",
-        "a PostFilter that would succeed adds no text"
+        "a PostFilter that succeeds adds no text"
+    );
+    assert!(got.iter().all(|p| p["preemptedBy"].is_null()));
+}
+
+#[test]
+fn preemption_reprieves_the_more_important_victims_it_can_spare() {
+    let dir = sift_tests::temp_dir("simulate-reprieve");
+    // n1 has 1 cpu free; `hi` needs 2. Evicting both lower pods fits;
+    // putting back `b` (priority 5, more important) still fits, putting
+    // back `a` too does not: only `a` is evicted.
+    let got = simulate_cluster(
+        &dir,
+        vec![
+            node("n1", "3"),
+            bound("a", "1", 0, "n1"),
+            bound("b", "1", 5, "n1"),
+            pod("hi", "2", 100),
+        ],
+        &[],
+    );
+    let hi = by(&got, "hi");
+    assert_eq!(hi["node"], "n1", "{hi}");
+    assert_eq!(hi["preempted"], json!(["default/a"]), "{hi}");
+    assert!(
+        got.iter()
+            .all(|p| p["pod"] != "default/b" || p["preemptedBy"].is_null())
     );
 }
 

@@ -302,6 +302,16 @@ fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
                 out.push_str(&format!("  {n:>6}  {reason}\n"));
             }
         }
+        let preempted = report
+            .pods
+            .iter()
+            .filter(|p| p.preempted_by.is_some())
+            .count();
+        if preempted > 0 {
+            out.push_str(&format!(
+                "\n{preempted} bound pod(s) evicted by preemption (see --pods-out: preemptedBy)\n"
+            ));
+        }
         if !report.skipped.is_empty() {
             out.push_str("\nnot for this scheduler:\n");
             for (why, n) in &report.skipped {

@@ -12,4 +12,4 @@ pub mod state;
 pub mod synthetic;
 
 pub use snapshot::Snapshot;
-pub use state::ClusterState;
+pub use state::{ClusterState, Evicted};

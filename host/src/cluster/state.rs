@@ -37,6 +37,12 @@ struct Usage {
     priority: i32,
 }
 
+/// A bound pod taken off its node ([`ClusterState::evict`]).
+pub struct Evicted {
+    key: String,
+    usage: Usage,
+}
+
 /// Everything a [`PodGroup`] shows but its id: pods with equal keys share
 /// one group.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -452,18 +458,69 @@ impl ClusterState {
         }
         self.forget_usage(&key);
         if let Some(usage) = usage {
-            let node = usage.node.clone();
-            self.pods
-                .on
-                .entry(node.clone())
-                .or_default()
-                .insert(key.clone());
-            self.pods.join(&usage.group);
-            *self.pods.priorities.entry(usage.priority).or_default() += 1;
-            self.pods.by_key.insert(key, usage);
-            self.recompute_named(&node);
+            self.insert_usage(key, usage);
         }
         Ok(true)
+    }
+
+    fn insert_usage(&mut self, key: String, usage: Usage) {
+        let node = usage.node.clone();
+        self.pods
+            .on
+            .entry(node.clone())
+            .or_default()
+            .insert(key.clone());
+        self.pods.join(&usage.group);
+        *self.pods.priorities.entry(usage.priority).or_default() += 1;
+        self.pods.by_key.insert(key, usage);
+        self.recompute_named(&node);
+    }
+
+    /// Takes a bound pod off its node, to put back with
+    /// [`ClusterState::restore`]: a preemption dry run's reprieve.
+    pub fn evict(&mut self, key: &str) -> Option<Evicted> {
+        let usage = self.pods.by_key.get(key)?.clone();
+        self.forget_usage(key);
+        Some(Evicted {
+            key: key.to_string(),
+            usage,
+        })
+    }
+
+    /// Puts an evicted pod back where it was.
+    pub fn restore(&mut self, evicted: Evicted) {
+        if !self.pods.by_key.contains_key(&evicted.key) {
+            self.insert_usage(evicted.key, evicted.usage);
+        }
+    }
+
+    /// The node a pending pod is nominated to.
+    pub fn nomination(&self, key: &str) -> Option<&str> {
+        self.nominations.get(key).map(|n| n.node.as_str())
+    }
+
+    /// Nominates a pending pod (its model) to `node`, as a successful
+    /// preemption does; other pods' cycles then count it there.
+    pub fn nominate(&mut self, pod: &Pod, node: &str) {
+        let mut p = pod.clone();
+        p.nominated_node_name = node.to_string();
+        let key = format!("{}/{}", pod.namespace, pod.name);
+        self.set_nomination(&key, Nominated::of(&p));
+    }
+
+    /// Clears the nominations to `node` of pods below `priority` (a
+    /// preemption's `prepareCandidate`); their keys.
+    pub fn clear_nominations_below(&mut self, node: &str, priority: i32) -> Vec<String> {
+        let keys: Vec<String> = self
+            .nominations
+            .values()
+            .filter(|n| n.node == node && n.priority < priority)
+            .map(|n| n.key.clone())
+            .collect();
+        for k in &keys {
+            self.set_nomination(k, None);
+        }
+        keys
     }
 
     pub fn remove_pod(&mut self, pod: &k8s::Pod) -> bool {

@@ -9,8 +9,11 @@
 //! cluster state with the annotations its reserve steps returned, so only
 //! its node changes and only that node is resynced into plugin instances.
 //! A pod that fits nowhere records kube-scheduler's FitError message, the
-//! PostFilter part included ([`preemption`]), and waits in the
-//! unschedulable pool ([`queue`]). Binding always succeeds (assume =
+//! PostFilter part included, and waits in the unschedulable pool
+//! ([`queue`]); when DefaultPreemption finds victims ([`preemption`]) they
+//! are evicted (they leave the simulation: no controller recreates them),
+//! the pod is nominated to their node and every unschedulable pod is
+//! retried at once. Binding always succeeds (assume =
 //! commit), so assumed pods never expire, as upstream with a working
 //! binder.
 //!
@@ -122,7 +125,7 @@ pub fn run(
         }
         while let Some((qkey, object)) = queue.pop() {
             let key = qkey.key().to_string();
-            let fitted = attempt(
+            let tried = attempt(
                 scheduler,
                 &mut cluster,
                 &mut tracker,
@@ -131,8 +134,13 @@ pub fn run(
                 now,
                 options,
             )?;
-            if !fitted && !options.no_retry {
+            if tried != Tried::Bound && !options.no_retry {
                 queue.park(qkey, object, now);
+            }
+            // Victims left: every unschedulable pod may fit now, the
+            // preemptor (nominated) first by priority.
+            if tried == Tried::Preempted {
+                queue.wake_all();
             }
             tracker.sample(now, queue.active_len() + queue.unschedulable_len());
         }
@@ -142,7 +150,16 @@ pub fn run(
     Ok(tracker.finish())
 }
 
-/// One scheduling cycle for a queued pod; whether it was bound.
+/// What one scheduling cycle did with a pod.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Tried {
+    Bound,
+    Failed,
+    /// It failed, and its preemption evicted pods and nominated it.
+    Preempted,
+}
+
+/// One scheduling cycle for a queued pod.
 fn attempt(
     scheduler: &mut Scheduler,
     cluster: &mut ClusterState,
@@ -151,14 +168,17 @@ fn attempt(
     key: &str,
     now: u64,
     options: &Options,
-) -> Result<bool> {
+) -> Result<Tried> {
     let mut pod = match kube::pod(object) {
         Ok(p) => p,
         Err(e) => {
             tracker.failed(key, None, format!("{e:#}"), None);
-            return Ok(false);
+            return Ok(Tried::Failed);
         }
     };
+    // The cluster state holds the pod's nomination (a preemption's), not
+    // the queued object.
+    pod.nominated_node_name = cluster.nomination(key).unwrap_or_default().to_string();
     if scheduler.engine().full_objects().pod {
         pod.object = Some(kube::object_json(object));
     }
@@ -191,11 +211,11 @@ fn attempt(
         }
         cluster.upsert_pod(&assumed)?;
         tracker.bound(key, now, &decision, &pod.requests);
-        return Ok(true);
+        return Ok(Tried::Bound);
     }
     if let Some(error) = error.or_else(|| filter.error.clone()) {
         tracker.failed(key, Some(&pod.requests), error, None);
-        return Ok(false);
+        return Ok(Tried::Failed);
     }
     let fit_error = filter
         .message
@@ -208,17 +228,41 @@ fn attempt(
         object,
         &pod,
         &filter,
+        &|k| tracker.started(k),
     );
-    let (message, would_preempt) = match post {
-        PostFilter::NotHelpful(text) => (format!("{fit_error} {text}"), None),
-        PostFilter::WouldPreempt { node, victims } => (
-            fit_error,
-            Some(format!(
-                "preemption would evict {} from {node} (not simulated)",
+    match post {
+        PostFilter::NotHelpful(text) => {
+            tracker.failed(
+                key,
+                Some(&pod.requests),
+                format!("{fit_error} {text}"),
+                None,
+            );
+            Ok(Tried::Failed)
+        }
+        // Without retries the pod would never use the room: report it.
+        PostFilter::Preempt { node, victims } if options.no_retry => {
+            let note = format!(
+                "preemption would evict {} from {node} (not done: --no-retry)",
                 victims.join(", ")
-            )),
-        ),
-    };
-    tracker.failed(key, Some(&pod.requests), message, would_preempt);
-    Ok(false)
+            );
+            tracker.failed(key, Some(&pod.requests), fit_error, Some(note));
+            Ok(Tried::Failed)
+        }
+        // prepareCandidate: evict the victims, clear lower-priority
+        // nominations to the node, nominate the pod there. Its message
+        // is the FitError without a PostFilter part, as upstream's.
+        PostFilter::Preempt { node, victims } => {
+            tracker.failed(key, Some(&pod.requests), fit_error, None);
+            for v in &victims {
+                let freed = cluster.bound_requests(v).map(|(_, r)| r.clone());
+                cluster.remove_pod_key(v);
+                tracker.preempted(v, key, now, freed.as_ref());
+            }
+            cluster.clear_nominations_below(&node, pod.priority);
+            cluster.nominate(&pod, &node);
+            tracker.nominated(key, &node);
+            Ok(Tried::Preempted)
+        }
+    }
 }

@@ -1,39 +1,66 @@
-//! The PostFilter part of a FitError message: what kube-scheduler's
-//! DefaultPreemption says when preemption cannot help
+//! DefaultPreemption, the PostFilter of a pod that fit nowhere
 //! (`default_preemption.go`, `framework/preemption/preemption.go`).
 //!
 //! 1. A pod with `preemptionPolicy: Never` is not eligible.
-//! 2. Only nodes whose filter status is Unschedulable are candidates;
-//!    the others count as "Preemption is not helpful for scheduling".
-//! 3. On a candidate, the victims are the bound pods of lower priority.
-//!    None: "No preemption victims found for incoming pod". Otherwise the
-//!    node is filtered again without them (a dry run on a copy of the
-//!    cluster state); a rejection there is the node's status.
-//! 4. The message is "preemption: " and the FitError text of those
-//!    statuses.
-//!
-//! When the dry run passes somewhere, upstream would evict the victims and
-//! nominate the node. sift does not simulate evictions yet: it reports the
-//! node where preemption would succeed and leaves the pod unscheduled.
+//! 2. Only nodes whose filter status is Unschedulable are potential
+//!    nodes; the others count as "Preemption is not helpful for
+//!    scheduling".
+//! 3. On each potential node, in node order, victims are chosen as
+//!    `selectVictimsOnNode` does: every bound pod of lower priority is
+//!    removed (none: "No preemption victims found for incoming pod"), the
+//!    node is filtered again (a rejection there is the node's status),
+//!    then the removed pods are put back one by one, most important first
+//!    (higher priority, then earlier start), each kept if the pod still
+//!    fits. The search stops at `max(10% of the potential nodes, 100)`
+//!    candidates (upstream starts it at a random offset; sift at the
+//!    first node, deterministically).
+//! 4. One candidate is chosen as `pickOneNodeForPreemption` does (no
+//!    PodDisruptionBudgets in sift): lowest highest victim priority, then
+//!    lowest sum of priorities, then fewest victims, then the latest
+//!    earliest start among the highest-priority victims, then node order.
+//! 5. No candidate: the message is "preemption: " and the FitError text of
+//!    the nodes' statuses.
 
-use crate::cluster::{ClusterState, Snapshot};
+use crate::cluster::{ClusterState, Evicted, Snapshot};
 use crate::engine::diagnosis::no_node_available;
 use crate::engine::{CycleOutcome, Engine};
 use k8s_openapi::api::core::v1 as k8s;
 use sift_sdk::{Code, Pod};
 use std::collections::BTreeMap;
 
+/// DefaultPreemption's `minCandidateNodesPercentage` and
+/// `minCandidateNodesAbsolute` defaults.
+const MIN_CANDIDATE_NODES_PERCENTAGE: usize = 10;
+const MIN_CANDIDATE_NODES_ABSOLUTE: usize = 100;
+
 /// What DefaultPreemption concluded for a pod that fit nowhere.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PostFilter {
     /// The text appended to the FitError message.
     NotHelpful(String),
-    /// Evicting lower-priority pods from this node would make room.
-    WouldPreempt { node: String, victims: Vec<String> },
+    /// Evicting `victims` (namespace/name, most important first) from
+    /// `node` makes room: the pod is nominated there.
+    Preempt { node: String, victims: Vec<String> },
 }
 
-/// Runs DefaultPreemption's analysis for `pod` after a cycle on
-/// `snapshot` (the state of `cluster`) that found no node (`failed`).
+/// A bound pod preemption may evict.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Victim {
+    key: String,
+    priority: i32,
+    /// When it started (simulated seconds).
+    start: u64,
+}
+
+struct Candidate {
+    node: String,
+    /// Most important first.
+    victims: Vec<Victim>,
+}
+
+/// Runs DefaultPreemption for `pod` after a cycle on `snapshot` (the state
+/// of `cluster`) that found no node (`failed`). `start_time` gives a bound
+/// pod's start.
 pub fn post_filter(
     engine: &Engine,
     cluster: &ClusterState,
@@ -41,6 +68,7 @@ pub fn post_filter(
     object: &k8s::Pod,
     pod: &Pod,
     failed: &CycleOutcome,
+    start_time: &dyn Fn(&str) -> u64,
 ) -> PostFilter {
     let never = object
         .spec
@@ -58,59 +86,62 @@ pub fn post_filter(
         .iter()
         .map(|(n, s)| (&**n, s.code()))
         .collect();
+    let potential: Vec<&str> = (0..all as u32)
+        .map(|slot| &**snapshot.name(slot))
+        .filter(|name| code_of.get(name).copied() == Some(Code::Unschedulable))
+        .collect();
     let mut histogram: BTreeMap<String, usize> = BTreeMap::new();
-    let mut not_helpful = 0usize;
+    let not_helpful = all - potential.len();
+    let wanted = (potential.len() * MIN_CANDIDATE_NODES_PERCENTAGE / 100)
+        .max(MIN_CANDIDATE_NODES_ABSOLUTE)
+        .min(potential.len());
+    let mut candidates = Vec::new();
+    // One copy of the cluster for every dry run: pods are taken off a
+    // node and put back before the next.
+    let mut dry: Option<ClusterState> = None;
     let any_victim = cluster.has_bound_below(pod.priority);
-    for slot in 0..all as u32 {
-        let name: &str = snapshot.name(slot);
-        let Some(Code::Unschedulable) = code_of.get(name).copied() else {
-            not_helpful += 1;
-            continue;
+    for name in potential {
+        if candidates.len() >= wanted {
+            break;
+        }
+        let lower: Vec<Victim> = if any_victim {
+            cluster
+                .bound_pods_on(name)
+                .into_iter()
+                .filter(|(_, p)| *p < pod.priority)
+                .map(|(key, priority)| Victim {
+                    start: start_time(&key),
+                    key,
+                    priority,
+                })
+                .collect()
+        } else {
+            Vec::new()
         };
-        if !any_victim {
+        if lower.is_empty() {
             *histogram
                 .entry("No preemption victims found for incoming pod".into())
                 .or_default() += 1;
             continue;
         }
-        let victims: Vec<String> = cluster
-            .bound_pods_on(name)
-            .into_iter()
-            .filter(|(_, p)| *p < pod.priority)
-            .map(|(k, _)| k)
-            .collect();
-        if victims.is_empty() {
-            *histogram
-                .entry("No preemption victims found for incoming pod".into())
-                .or_default() += 1;
-            continue;
-        }
-        let mut dry = cluster.clone();
-        for v in &victims {
-            dry.remove_pod_key(v);
-        }
-        let dry_snapshot = dry.snapshot();
-        let Some(dry_slot) = dry_snapshot.slot_of(name) else {
-            continue;
-        };
-        let out =
-            engine.filter_candidates(engine.plugins(), &dry_snapshot, pod.clone(), &[dry_slot]);
-        match out.status(name) {
-            None if out.error.is_none() => {
-                return PostFilter::WouldPreempt {
-                    node: name.to_string(),
-                    victims,
-                };
-            }
-            None => {
-                *histogram.entry(out.error.unwrap_or_default()).or_default() += 1;
-            }
-            Some(status) => {
-                for r in status.reasons() {
-                    *histogram.entry(r.to_string()).or_default() += 1;
+        let dry = dry.get_or_insert_with(|| cluster.clone());
+        match select_victims_on_node(engine, dry, pod, name, lower) {
+            Ok(victims) => candidates.push(Candidate {
+                node: name.to_string(),
+                victims,
+            }),
+            Err(reasons) => {
+                for r in reasons {
+                    *histogram.entry(r).or_default() += 1;
                 }
             }
         }
+    }
+    if let Some(best) = pick_one_node(candidates) {
+        return PostFilter::Preempt {
+            node: best.node,
+            victims: best.victims.into_iter().map(|v| v.key).collect(),
+        };
     }
     if not_helpful > 0 {
         *histogram
@@ -127,4 +158,161 @@ pub fn post_filter(
         no_node_available(all),
         entries.join(", ")
     ))
+}
+
+/// Whether `pod` passes the filters on `node` in `dry`'s current state;
+/// else the reasons.
+fn fits(engine: &Engine, dry: &mut ClusterState, pod: &Pod, node: &str) -> Result<(), Vec<String>> {
+    let snapshot = dry.snapshot();
+    let Some(slot) = snapshot.slot_of(node) else {
+        return Err(vec![format!("node {node} is gone")]);
+    };
+    let out = engine.filter_candidates(engine.plugins(), &snapshot, pod.clone(), &[slot]);
+    match (out.status(node), &out.error) {
+        (None, None) => Ok(()),
+        (None, Some(e)) => Err(vec![e.clone()]),
+        (Some(status), _) => Err(status.reasons().iter().map(|r| r.to_string()).collect()),
+    }
+}
+
+/// `selectVictimsOnNode`: the victims on `node` (most important first),
+/// or why the pod does not fit there even without them. `dry` is left as
+/// it was.
+fn select_victims_on_node(
+    engine: &Engine,
+    dry: &mut ClusterState,
+    pod: &Pod,
+    node: &str,
+    mut lower: Vec<Victim>,
+) -> Result<Vec<Victim>, Vec<String>> {
+    let mut taken: Vec<(Victim, Evicted)> = Vec::new();
+    // Most important first: higher priority, then earlier start; key
+    // order for a deterministic rest.
+    lower.sort_by(|a, b| {
+        b.priority
+            .cmp(&a.priority)
+            .then(a.start.cmp(&b.start))
+            .then(a.key.cmp(&b.key))
+    });
+    for v in lower {
+        if let Some(e) = dry.evict(&v.key) {
+            taken.push((v, e));
+        }
+    }
+    if let Err(reasons) = fits(engine, dry, pod, node) {
+        for (_, e) in taken {
+            dry.restore(e);
+        }
+        return Err(reasons);
+    }
+    // Reprieve: put each back; it stays if the pod still fits.
+    let mut victims = Vec::new();
+    let mut evicted = Vec::new();
+    for (v, e) in taken {
+        dry.restore(e);
+        if fits(engine, dry, pod, node).is_err() {
+            if let Some(e) = dry.evict(&v.key) {
+                evicted.push(e);
+            }
+            victims.push(v);
+        }
+    }
+    for e in evicted {
+        dry.restore(e);
+    }
+    Ok(victims)
+}
+
+/// `pickOneNodeForPreemption` without PodDisruptionBudgets; ties go to
+/// the earlier candidate (node order).
+fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
+    // (highest victim priority, sum of priorities, victims, -latest start)
+    let key = |c: &Candidate| {
+        let highest = c
+            .victims
+            .iter()
+            .map(|v| v.priority)
+            .max()
+            .unwrap_or(i32::MIN);
+        let sum: i64 = c
+            .victims
+            .iter()
+            .map(|v| i64::from(v.priority) + i64::from(i32::MAX) + 1)
+            .sum();
+        let earliest_of_highest = c
+            .victims
+            .iter()
+            .filter(|v| v.priority == highest)
+            .map(|v| v.start)
+            .min()
+            .unwrap_or(0);
+        (
+            highest,
+            sum,
+            c.victims.len(),
+            std::cmp::Reverse(earliest_of_highest),
+        )
+    };
+    let mut best: Option<(Candidate, _)> = None;
+    for c in candidates {
+        let k = key(&c);
+        if best.as_ref().is_none_or(|(_, bk)| k < *bk) {
+            best = Some((c, k));
+        }
+    }
+    best.map(|(c, _)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cand(node: &str, victims: &[(i32, u64)]) -> Candidate {
+        Candidate {
+            node: node.into(),
+            victims: victims
+                .iter()
+                .enumerate()
+                .map(|(i, (p, s))| Victim {
+                    key: format!("{node}-{i}"),
+                    priority: *p,
+                    start: *s,
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn picks_as_upstream_orders_the_criteria() {
+        let pick = |cs: Vec<Candidate>| pick_one_node(cs).unwrap().node;
+        // 1. Lowest highest-priority victim.
+        assert_eq!(
+            pick(vec![cand("a", &[(5, 0)]), cand("b", &[(3, 0), (3, 0)])]),
+            "b"
+        );
+        // 2. Then lowest sum of priorities.
+        assert_eq!(
+            pick(vec![
+                cand("a", &[(3, 0), (2, 0)]),
+                cand("b", &[(3, 0), (1, 0)])
+            ]),
+            "b"
+        );
+        // 3. Then fewest victims (sums count each pod's offset).
+        assert_eq!(
+            pick(vec![cand("a", &[(3, 0), (3, 0)]), cand("b", &[(3, 0)])]),
+            "b"
+        );
+        // 4. Then the latest start among the highest-priority victims.
+        assert_eq!(
+            pick(vec![cand("a", &[(3, 10)]), cand("b", &[(3, 20)])]),
+            "b"
+        );
+        // 5. Then node order.
+        assert_eq!(
+            pick(vec![cand("a", &[(3, 10)]), cand("b", &[(3, 10)])]),
+            "a"
+        );
+        assert!(pick_one_node(Vec::new()).is_none());
+    }
 }

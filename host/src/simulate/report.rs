@@ -33,9 +33,19 @@ pub struct PodOutcome {
     /// Annotations its reserve steps gave it (e.g. GPU ids).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub annotations: BTreeMap<String, String>,
-    /// DefaultPreemption would have evicted pods for it (not simulated).
+    /// With `--no-retry`: where DefaultPreemption would have evicted pods
+    /// for it (not done: the pod gets no second attempt).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub preemption: Option<String>,
+    /// The node its last successful preemption nominated it to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nominated_node: Option<String>,
+    /// Pods its preemptions evicted.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub preempted: Vec<String>,
+    /// The pod whose preemption evicted it (it left then: `departed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub preempted_by: Option<String>,
 }
 
 /// The cluster after one instant (or one attempt) of the replay.
@@ -291,6 +301,27 @@ impl Tracker {
             self.add_used(r, -1);
         }
         self.outcome(key).departed = Some(now);
+    }
+
+    /// When a pod started: bound by the loop at `scheduled`, else 0 (it
+    /// came bound).
+    pub fn started(&self, key: &str) -> u64 {
+        self.index
+            .get(key)
+            .and_then(|i| self.pods[*i].scheduled)
+            .unwrap_or(0)
+    }
+
+    /// A preemption evicted `victim` for `by`; `freed` is what it held.
+    pub fn preempted(&mut self, victim: &str, by: &str, now: u64, freed: Option<&Resources>) {
+        self.departed(victim, now, freed);
+        self.outcome(victim).preempted_by = Some(by.to_string());
+        self.outcome(by).preempted.push(victim.to_string());
+    }
+
+    /// A preemption nominated `key` to `node`.
+    pub fn nominated(&mut self, key: &str, node: &str) {
+        self.outcome(key).nominated_node = Some(node.to_string());
     }
 
     pub fn explain(&mut self, e: Explanation) {
