@@ -320,6 +320,10 @@ pub struct SimulationExpect {
     #[serde(default)]
     pub messages: BTreeMap<String, String>,
     pub bind_count: Option<usize>,
+    /// Preemptor -> the pods its preemptions evicted (any order; `[]`:
+    /// none).
+    #[serde(default)]
+    pub preempted: BTreeMap<String, Vec<String>>,
 }
 
 fn run_simulation_case(
@@ -427,6 +431,20 @@ pub fn compare_simulation(expect: &SimulationExpect, report: &Report) -> Vec<Str
             diffs.push(format!(
                 "{pod}: message expected {msg:?}, got {:?}",
                 got.unwrap_or("(none)")
+            ));
+        }
+    }
+    for (pod, victims) in &expect.preempted {
+        let mut want = victims.clone();
+        want.sort();
+        let mut got = by_key
+            .get(pod.as_str())
+            .map(|p| p.preempted.clone())
+            .unwrap_or_default();
+        got.sort();
+        if got != want {
+            diffs.push(format!(
+                "{pod}: expected to evict {want:?}, evicted {got:?}"
             ));
         }
     }
