@@ -673,7 +673,11 @@ fn config_changes_and_removed_files_apply_live() {
     // Removing the file unloads the plugin; /status says it is missing.
     std::fs::write(&config, yaml("{name: Deny}, {name: Flip}")).unwrap();
     std::fs::remove_file(plugins.join("deny.wasm")).unwrap();
-    let st = wait_for(&s, "Deny unloaded", |st| enabled(st) == ["Flip"]);
+    // The profile is swapped before the rescan's errors are published:
+    // wait for both.
+    let st = wait_for(&s, "Deny unloaded", |st| {
+        enabled(st) == ["Flip"] && st["reload"]["generation"] == st["profileGeneration"]
+    });
     assert!(st["reload"]["configError"].is_null(), "{st}");
     assert!(
         st["reload"]["errors"]["Deny"]
