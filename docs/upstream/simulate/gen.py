@@ -5,12 +5,14 @@ master as of v1.36 (see README.md next to this file for files and rules).
 
 Every case states its expectation twice: by hand in the table below, and as
 computed by model.py (a restatement of the upstream score formulas, the
-scheduleOne loop and the FitError / DefaultPreemption messages). The
+scheduleOne loop, DefaultPreemption and the FitError messages). The
 generator fails when the two disagree, when a scheduling step has a tied top
 score (kube-scheduler would pick at random), when a case ported from a
-scoring test does not reproduce upstream's expected scores, or when a
-failing pod could preempt (these cases never exercise a successful
-preemption).
+scoring test does not reproduce upstream's expected scores, when a
+preemption's outcome would depend on a tie upstream breaks at random (the
+victims' order, the pick between nodes, the dry run's random offset), or
+when a pod preempts in a case whose table states no `preempted` (only the
+Preemption group does).
 
 Run from anywhere: python3 docs/upstream/simulate/gen.py
 Output is deterministic (uids are uuid5 of the case and object names).
@@ -51,6 +53,10 @@ NR = UPSTREAM + "framework/plugins/noderesources/"
 #                                             request exceeds the node's allocatable),
 #                                             tainttoleration Filter, nodeaffinity Filter,
 #                                             nodeunschedulable Filter, podtopologyspread Filter
+#   preemption success                        Evaluator.Preempt returns Success with an empty message:
+#                                             the FitError text is the histogram alone; the victims are
+#                                             deleted (prepareCandidate), the pod is nominated
+#                                             (PostFilterResult.NominatedNodeName) and retried
 #   not modelled: a stock v1.34+ scheduler also runs DynamicResources' PostFilter before
 #   DefaultPreemption; for a pod without claims it adds "no new claims to deallocate, " in front
 #   of "preemption:" (dynamicresources.go PostFilter). sift has no DynamicResources.
@@ -183,16 +189,19 @@ def only_balanced(resources=RES):
 
 
 def case(group, name, source, nodes, workload, pods=(), config=None, filters=None,
-         binds=None, unscheduled=(), messages=True, upstream=None, notes=None):
+         binds=None, unscheduled=(), messages=True, upstream=None, notes=None, preempted=None):
     """binds: the expected binds, by hand; messages: False leaves FitError
     texts out (an upstream message not certain enough to pin); upstream:
     {node: score} expected by the upstream scoring test for the first
     workload pod (checked against the model's score of the one enabled
-    plugin)."""
+    plugin); preempted: {preemptor: [victims]} by hand, the pods that
+    preempt nothing left out (the case file lists every workload pod, `[]`
+    for those). None: the case must not preempt, and writes no
+    `preempted`."""
     CASES.append(dict(group=group, name=name, source=source, nodes=nodes, pods=list(pods),
                       workload=list(workload), config=config, filters=filters,
                       binds=binds or {}, unscheduled=list(unscheduled), messages=messages,
-                      upstream=upstream, notes=notes))
+                      upstream=upstream, notes=notes, preempted=preempted))
 
 
 def up(test, sub, file):
@@ -695,6 +704,250 @@ case(G, "the pod-count limit fills up",
            "current fit.go.")
 
 
+# ===================================================== Preemption
+G = "Preemption"
+DP = UPSTREAM + "framework/plugins/defaultpreemption/default_preemption_test.go"
+PRE = UPSTREAM + "framework/preemption/preemption.go"
+SO = UPSTREAM + "schedule_one_test.go"
+# default_preemption_test.go's priorities and resources (cpu in millicores,
+# memory in bytes); its nodes are st.MakeNode().Capacity(veryLargeRes), which
+# also sets 32 pods.
+NEG, LOW, MID, HIGH, VERY_HIGH = -100, 0, 100, 1000, 10000
+SMALL = {"cpu": "100m", "memory": "100"}
+MEDIUM = {"cpu": "200m", "memory": "200"}
+LARGE = {"cpu": "300m", "memory": "300"}
+VERY_LARGE = {"cpu": "500m", "memory": "500"}
+DP_NOTE = ("Nodes are default_preemption_test.go's (cpu 500m, memory 500, pods 32) and only NodeResourcesFit "
+           "filters, as the test registers. Every pod here started at time 0 (sift: pods of the case's "
+           "\"pods\"), so start time never decides.")
+
+
+def dp_node(name, labels=None):
+    return node(name, dict(VERY_LARGE, pods="32"), labels=labels)
+
+
+def dp_pod(name, res, prio, node=None, **kw):
+    return pod(name, dict(res), node=node, prio=prio, **kw)
+
+
+case(G, "basic preemption logic",
+     ("TestPreempt/basic preemption logic", DP),
+     [dp_node("node1"), dp_node("node2"), dp_node("node3")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("p1.1", SMALL, LOW, node="node1"), dp_pod("p1.2", SMALL, LOW, node="node1"),
+           dp_pod("p2.1", LARGE, HIGH, node="node2"), dp_pod("p3.1", MEDIUM, MID, node="node3")],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node1"}, preempted={"default/p": ["default/p1.1", "default/p1.2"]},
+     notes=DP_NOTE + " Upstream: nominated node1, victims p1.1 and p1.2. p (500m) fits no node; node2 holds "
+           "only a pod of p's own priority (\"No preemption victims found\"), node1's victims have priority "
+           "0 and node3's 100, so node1 wins on the lowest highest victim priority. p needs the whole node, "
+           "so neither victim is reprieved. The victims leave, p is retried at once and binds to its "
+           "nominated node1.")
+
+case(G, "mixed priority pods are preempted: a higher-priority pod is reprieved",
+     ("TestDryRunPreemption/mixed priority pods are preempted", DP),
+     [dp_node("node1"), dp_node("node2")],
+     [dp_pod("p", LARGE, HIGH)],
+     pods=[dp_pod("p1.1", SMALL, MID, node="node1"), dp_pod("p1.2", SMALL, LOW, node="node1"),
+           dp_pod("p1.3", MEDIUM, MID, node="node1"), dp_pod("p1.4", SMALL, HIGH, node="node1"),
+           dp_pod("p2", LARGE, HIGH, node="node2")],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node1"}, preempted={"default/p": ["default/p1.2", "default/p1.3"]},
+     notes=DP_NOTE + " Upstream: one candidate, node1, victims p1.2 and p1.3. Without p1.1, p1.2 and p1.3 "
+           "(the pods below priority 1000) p fits node1; they are put back most important first: p1.1 "
+           "(100, 100m) stays (100 + 100 + 300 = 500m), p1.3 (100, 200m) and p1.2 (0, 100m) do not. So "
+           "p1.1, of higher priority than the victim p1.2, is spared. Putting p1.3 back before p1.1 (their "
+           "priority and start tie) gives the same victims. node2 holds only a priority-1000 pod.")
+
+case(G, "when highest priorities are the same, minimum sum of priorities is picked",
+     ("TestSelectBestCandidate/when highest priorities are the same, minimum sum of priorities is picked", DP),
+     [dp_node("node1"), dp_node("node2"), dp_node("node3")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("p1.1", MEDIUM, MID, node="node1"), dp_pod("p1.2", LARGE, MID, node="node1"),
+           dp_pod("p2.1", LARGE, MID, node="node2"), dp_pod("p2.2", MEDIUM, LOW, node="node2"),
+           dp_pod("p3.1", MEDIUM, MID, node="node3"), dp_pod("p3.2", MEDIUM, MID, node="node3")],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node2"}, preempted={"default/p": ["default/p2.1", "default/p2.2"]},
+     notes=DP_NOTE + " Upstream: node2. p needs a whole node, so every pod of a node is a victim; the highest "
+           "victim priority is 100 everywhere, and node2's victims (100 and 0) have the lowest sum.")
+
+case(G, "sum of adjusted priorities is considered",
+     ("TestSelectBestCandidate/sum of adjusted priorities is considered", DP),
+     [dp_node("node1"), dp_node("node2"), dp_node("node3")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("p1.1", SMALL, MID, node="node1"), dp_pod("p1.2", SMALL, NEG, node="node1"),
+           dp_pod("p1.3", SMALL, NEG, node="node1"),
+           dp_pod("p2.1", LARGE, MID, node="node2"), dp_pod("p2.2", MEDIUM, NEG, node="node2"),
+           dp_pod("p3.1", MEDIUM, MID, node="node3"), dp_pod("p3.2", SMALL, NEG, node="node3"),
+           dp_pod("p3.3", SMALL, LOW, node="node3")],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node2"}, preempted={"default/p": ["default/p2.1", "default/p2.2"]},
+     notes=DP_NOTE + " Upstream: node2. Every pod of the chosen node is a victim. The raw sums of the "
+           "victims' priorities are -100 (node1), 0 (node2) and 0 (node3), which would pick node1; "
+           "pickOneNodeForPreemption adds 2^31 to each priority first, so the sums are 3*2^31 - 100, "
+           "2*2^31 and 3*2^31, and node2, with fewer victims, wins.")
+
+BIG_NEG = -(2 ** 30)
+case(G, "when highest priority and adjusted sum tie, the fewest victims win",
+     ("sift-derived: pickOneNodeForPreemption criterion \"minimum number of pods\" "
+      "(TestSelectBestCandidate/when highest priority and sum are the same, minimum number of pods is picked)",
+      PRE),
+     [dp_node("node1"), dp_node("node2")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("a", MEDIUM, LOW, node="node1"),
+           dp_pod("b", {"cpu": "150m", "memory": "150"}, BIG_NEG, node="node1"),
+           dp_pod("c", {"cpu": "150m", "memory": "150"}, BIG_NEG, node="node1"),
+           dp_pod("d", {"cpu": "250m", "memory": "250"}, LOW, node="node2"),
+           dp_pod("e", {"cpu": "250m", "memory": "250"}, LOW, node="node2")],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node2"}, preempted={"default/p": ["default/d", "default/e"]},
+     notes=DP_NOTE + " Upstream's own subtest for this criterion is decided earlier, by the adjusted sum "
+           "(its nodes have 4, 2 and 3 victims, sums 4, 2 and 3 times 2^31). Here the sums really tie: "
+           "node1's victims have priorities 0, -2^30, -2^30 (sum 3*2^31 - 2^31 = 2^32), node2's 0 and 0 "
+           "(2*2^31 = 2^32); the highest is 0 on both, so the third criterion, the fewest victims, picks "
+           "node2 although node1 comes first.")
+
+case(G, "pod can be made schedulable on one node (pod count)",
+     ("TestPostFilter/pod can be made schedulable on one node", DP),
+     [node("node1", {"cpu": "1", "memory": "1Gi", "pods": "1"}),
+      node("node2", {"cpu": "1", "memory": "1Gi", "pods": "1"})],
+     [pod("p", prio=MID)],
+     pods=[pod("p1", node="node1", prio=HIGH), pod("p2", node="node2", prio=LOW)],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node2"}, preempted={"default/p": ["default/p2"]},
+     notes="Upstream: nominated node2. The nodes allow one pod each (upstream: Capacity(pods: 1) only; cpu "
+           "and memory added here, which nothing requests). \"Too many pods\" is Unschedulable, so both "
+           "nodes are potential; node1's pod outranks p, node2's does not. The pods have no containers "
+           "upstream; here one container without requests.")
+
+case(G, "no preempting in pod: preemptionPolicy Never",
+     ("TestPreempt/no preempting in pod", DP),
+     [dp_node("node1"), dp_node("node2"), dp_node("node3")],
+     [dp_pod("p", VERY_LARGE, HIGH, policy="Never")],
+     pods=[dp_pod("p1.1", SMALL, LOW, node="node1"), dp_pod("p1.2", SMALL, LOW, node="node1"),
+           dp_pod("p2.1", LARGE, HIGH, node="node2"), dp_pod("p3.1", MEDIUM, MID, node="node3")],
+     filters=["NodeResourcesFit"],
+     unscheduled=["default/p"], preempted={},
+     notes=DP_NOTE + " Upstream: no nomination, nothing deleted. The cluster of \"basic preemption logic\", "
+           "with p's preemptionPolicy Never: the victims on node1 stay.")
+
+SPREAD_ZONE_HOST = [
+    {"maxSkew": 1, "topologyKey": k, "whenUnsatisfiable": "DoNotSchedule",
+     "labelSelector": {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}}
+    for k in ("zone", "hostname")]
+
+
+def zone_node(name, zone):
+    return dp_node(name, labels={"hostname": name, "zone": zone})
+
+
+case(G, "preemption for topology spread constraints",
+     ("TestPreempt/preemption for topology spread constraints", DP),
+     [zone_node("node-a", "zone1"), zone_node("node-b", "zone1"), zone_node("node-x", "zone2")],
+     [pod("p", prio=HIGH, labels={"foo": ""}, spread=SPREAD_ZONE_HOST)],
+     pods=[pod("p-a1", node="node-a", prio=HIGH, labels={"foo": ""}),
+           pod("p-a2", node="node-a", prio=HIGH, labels={"foo": ""}),
+           pod("p-b1", node="node-b", prio=LOW, labels={"foo": ""}),
+           pod("p-x1", node="node-x", prio=HIGH, labels={"foo": ""}),
+           pod("p-x2", node="node-x", prio=HIGH, labels={"foo": ""})],
+     filters=["PodTopologySpread"],
+     binds={"default/p": "node-b"}, preempted={"default/p": ["default/p-b1"]},
+     notes="Upstream: nominated node-b, victim p-b1; the test registers only PodTopologySpread and labels "
+           "the nodes hostname/zone. p (labels foo) must keep skew 1 per zone (zone1 holds 3 matching "
+           "pods, zone2 2) and per host (2, 1, 2): node-a and node-b break the zone constraint, node-x the "
+           "host one; all three are Unschedulable. Only node-b has a pod below p's priority; without it "
+           "zone1 and zone2 hold 2 each and node-b 0, so p fits there.")
+
+ONE_NODE = lambda: [node("node1", {"cpu": "2", "memory": "4Gi"})]
+BATCH = lambda: pod("batch", {"cpu": "2", "memory": "1Gi"}, node="node1", prio=0)
+
+case(G, "the preemptor binds to its nominated node; a lower-priority pod does not take the room",
+     ("sift-derived: Evaluator.prepareCandidate then the next scheduleOne cycles (schedule_one.go, "
+      "RunFilterPluginsWithNominatedPods)", SO),
+     ONE_NODE(),
+     [pod("late", {"cpu": "1", "memory": "512Mi"}, prio=0),
+      pod("urgent", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[BATCH()],
+     binds={"default/urgent": "node1"}, unscheduled=["default/late"],
+     preempted={"default/urgent": ["default/batch"]},
+     notes="late arrives first but urgent (priority 100) is popped first. urgent fits nowhere, evicts "
+           "batch (priority 0), is nominated to node1 and, retried at once, binds there. late (priority "
+           "0) then finds node1 full. Upstream holds urgent in backoff for a moment, so late may be tried "
+           "before urgent binds: node1 then holds batch (terminating) or urgent's nomination, which counts "
+           "for a pod of lower priority; either way late gets the same status, and batch (priority 0) is no "
+           "victim for it, so the message is the same in every order.")
+
+case(G, "a pod of equal priority respects the nomination",
+     ("sift-derived: addGENominatedPods (framework/runtime/framework.go) counts nominated pods of equal or "
+      "higher priority", SO),
+     ONE_NODE(),
+     [pod("early", {"cpu": "1", "memory": "512Mi"}, prio=100, policy="Never"),
+      pod("urgent", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[BATCH()],
+     binds={"default/urgent": "node1"}, unscheduled=["default/early"],
+     preempted={"default/urgent": ["default/batch"]},
+     notes="early and urgent share priority 100; early arrives first, fits nowhere and may not preempt "
+           "(preemptionPolicy Never). urgent evicts batch and is nominated to node1; batch leaving wakes "
+           "both, and early, queued first, is retried before urgent. node1 is empty, but urgent's "
+           "nomination (priority 100, not lower than early's) fills it in the filter's first pass, so "
+           "early fails again and urgent binds. Ignoring the nomination would give node1 to early and "
+           "leave urgent pending. Upstream retries early first too (it failed first, so its backoff ends "
+           "first); in the other order urgent binds first and early fails with the same message.")
+
+case(G, "a higher-priority pod ignores a lower-priority nomination",
+     ("sift-derived: addGENominatedPods skips nominated pods of lower priority; the preemptor may lose the "
+      "node (schedule_one.go)", SO),
+     ONE_NODE(),
+     [pod("vip", {"cpu": "2", "memory": "1Gi"}, prio=1000, policy="Never"),
+      pod("urgent", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[BATCH()],
+     binds={"default/vip": "node1"}, unscheduled=["default/urgent"],
+     preempted={"default/urgent": ["default/batch"]},
+     notes="vip (priority 1000, preemptionPolicy Never) fails first. urgent evicts batch and is nominated "
+           "to node1; both are retried, vip first (higher priority). urgent's nomination has lower "
+           "priority than vip, so it does not count for vip, which binds to node1. urgent fails again: "
+           "vip outranks it, so there is no victim left (upstream then clears urgent's nomination). Upstream "
+           "retries vip first too: it failed earlier, so its backoff ends first.")
+
+case(G, "two preemptors: the second one preempts on the other node",
+     ("sift-derived: two scheduleOne cycles with DefaultPreemption (schedule_one.go, "
+      "pickOneNodeForPreemption)", SO),
+     [node("node1", {"cpu": "2", "memory": "4Gi"}), node("node2", {"cpu": "2", "memory": "4Gi"})],
+     [pod("job-a", {"cpu": "2", "memory": "1Gi"}, prio=100),
+      pod("job-b", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[pod("low", {"cpu": "2", "memory": "1Gi"}, node="node1", prio=0),
+           pod("mid", {"cpu": "2", "memory": "1Gi"}, node="node2", prio=10)],
+     binds={"default/job-a": "node1", "default/job-b": "node2"},
+     preempted={"default/job-a": ["default/low"], "default/job-b": ["default/mid"]},
+     notes="job-a may evict low (priority 0) on node1 or mid (priority 10) on node2 and picks node1 (lowest "
+           "highest victim priority), then binds there. job-b finds node1 held by job-a, of its own "
+           "priority (no victim), and evicts mid on node2. Upstream may try job-b while job-a is only "
+           "nominated: node1 then still fails with low removed, since job-a's nomination counts for an "
+           "equal priority; the outcome is the same.")
+
+
+
+case(G, "a preemptor that finds no victim on its retry loses its nomination",
+     ("sift-derived: Evaluator.Preempt returns NewPostFilterResultWithNominatedNode(\"\") when no candidate is "
+      "found; handleSchedulingFailure passes it to the nominator, which drops the nomination", PRE),
+     [node("node1", {"cpu": "3", "memory": "8Gi"})],
+     [pod("vip", {"cpu": "1", "memory": "1Gi"}, prio=1000, policy="Never"),
+      pod("urgent", {"cpu": "2", "memory": "1Gi"}, prio=100),
+      pod("small", {"cpu": "1", "memory": "1Gi"}, prio=50)],
+     pods=[pod("base", {"cpu": "1", "memory": "1Gi"}, node="node1", prio=2000),
+           pod("batch", {"cpu": "2", "memory": "1Gi"}, node="node1", prio=0)],
+     binds={"default/vip": "node1", "default/small": "node1"}, unscheduled=["default/urgent"],
+     preempted={"default/urgent": ["default/batch"]},
+     notes="node1 (3 CPUs) is full. vip (1000, preemptionPolicy Never) fails; urgent (100) evicts batch "
+           "and is nominated to node1, which now has 2 CPUs free; both are retried, vip first, and vip "
+           "(ignoring the lower nomination) takes 1 CPU. urgent fails again with no victim left (base and "
+           "vip outrank it): Preempt returns an empty nominated node, so urgent's nomination is cleared. "
+           "small (50) then fits the last CPU. Were urgent's nomination kept, it would count for small "
+           "(lower priority) and leave small pending. Upstream may try small once before (while urgent "
+           "is nominated and batch terminating; it fails then), but after batch leaves the pods come back "
+           "in the order vip, urgent, small (priority, and backoffs that end in failure order).")
+
+
 # =================================================================== writer
 def slug(s):
     return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")[:70]
@@ -711,12 +964,20 @@ def finish(c, cid):
         p["metadata"]["uid"] = uid(cid, "pod", p["metadata"]["namespace"], p["metadata"]["name"])
         p["metadata"]["creationTimestamp"] = f"2025-01-02T00:{i // 60:02d}:{i % 60:02d}Z"
 
-    binds, unscheduled, messages, trace = model.simulate(
+    binds, unscheduled, messages, preempted, trace = model.simulate(
         c["nodes"], c["pods"], c["workload"], c["config"], c["filters"])
     if binds != c["binds"]:
         raise AssertionError(f"{cid}: model binds {binds}, table says {c['binds']}\n{trace}")
     if sorted(unscheduled) != sorted(c["unscheduled"]):
         raise AssertionError(f"{cid}: model unscheduled {unscheduled}, table says {c['unscheduled']}")
+    got_preempted = {k: sorted(v) for k, v in preempted.items()}
+    if c["preempted"] is None:
+        if got_preempted:
+            raise AssertionError(f"{cid}: the model preempts {got_preempted}; the table states no `preempted`")
+    else:
+        want_preempted = {k: sorted(v) for k, v in c["preempted"].items() if v}
+        if got_preempted != want_preempted:
+            raise AssertionError(f"{cid}: model preempts {got_preempted}, table says {want_preempted}\n{trace}")
     if c["upstream"] is not None:
         # the first workload pod, scored alone by the one enabled plugin
         states = [model.NodeState(n) for n in c["nodes"]]
@@ -744,6 +1005,13 @@ def finish(c, cid):
                          + f" -> {t['host']}")
         elif "only" in t:
             steps.append(f"{t['pod']}: only {t['only']} passes the filters")
+        elif "nominated" in t:
+            steps.append(f"{t['pod']}: its nominated node {t['nominated']} passes the filters")
+        elif "preempt" in t:
+            pr = t["preempt"]
+            cands = ", ".join(f"{n} [{', '.join(vs)}]" for n, vs in pr["candidates"])
+            steps.append(f"{t['pod']}: no node passes the filters, preempts {', '.join(pr['victims'])} "
+                         f"on {pr['node']} (candidates {cands}; picked: {pr['why']}), is nominated there")
         else:
             steps.append(f"{t['pod']}: no node passes the filters")
     notes.append("Model (docs/upstream/simulate/model.py), weighted totals per step: " + "; ".join(steps) + ".")
@@ -762,6 +1030,9 @@ def finish(c, cid):
         expect["unscheduled"] = sorted(unscheduled)
         if c["messages"]:
             expect["messages"] = {k: messages[k] for k in sorted(messages)}
+    if c["preempted"] is not None:
+        keys = sorted(model.key(p) for p in c["workload"])
+        expect["preempted"] = {k: got_preempted.get(k, []) for k in keys}
     expect["bindCount"] = len(binds)
     out["expect"] = expect
     return out
@@ -794,6 +1065,21 @@ WANT_MESSAGES = {
         "default/db": "0/3 nodes are available: 1 node(s) were unschedulable, "
                       "2 node(s) didn't match Pod's node affinity/selector. "
                       "preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."},
+    ("Preemption", "no preempting in pod: preemptionPolicy Never"): {
+        "default/p": "0/3 nodes are available: 3 Insufficient cpu, 3 Insufficient memory. "
+                     "preemption: not eligible due to preemptionPolicy=Never."},
+    ("Preemption", "the preemptor binds to its nominated node; a lower-priority pod does not take the room"): {
+        "default/late": "0/1 nodes are available: 1 Insufficient cpu. "
+                        "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},
+    ("Preemption", "a pod of equal priority respects the nomination"): {
+        "default/early": "0/1 nodes are available: 1 Insufficient cpu. "
+                         "preemption: not eligible due to preemptionPolicy=Never."},
+    ("Preemption", "a higher-priority pod ignores a lower-priority nomination"): {
+        "default/urgent": "0/1 nodes are available: 1 Insufficient cpu. "
+                          "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},
+    ("Preemption", "a preemptor that finds no victim on its retry loses its nomination"): {
+        "default/urgent": "0/1 nodes are available: 1 Insufficient cpu. "
+                          "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},
     ("PrioritySort", "three priorities, two nodes: the lowest priority arrives first and is left out"): {
         "default/low": "0/2 nodes are available: 2 Insufficient cpu. "
                        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."},

@@ -23,8 +23,16 @@ Loop (schedule_one.go, ScheduleOne / schedulingCycle / SchedulePod):
   assume        assume() adds the pod to the cache: the node's Requested,
                 NonZeroRequested and pod count grow before the next pod.
   failure       FitError.Error() (framework/types.go) plus the PostFilter
-                message of DefaultPreemption, see fit_error_message().
+                message of DefaultPreemption, see post_filter().
+  preemption    DefaultPreemption for real (post_filter and what it calls):
+                eligibility, potential nodes, victims with reprieve, the
+                choice of a node, then victims deleted, the pod nominated and
+                the unschedulable pods retried; nominated pods count on their
+                node for pods of lower or equal priority (filter_node). See
+                simulate() for the loop and README.md for what the cases
+                avoid (ties that upstream breaks at random).
 """
+import itertools
 import math
 from decimal import Decimal
 
@@ -422,53 +430,206 @@ def plugin_scores(pod, states, plugins):
 
 
 # ---------------------------------------------------------------- postfilter
-def postfilter_message(pod, statuses, states, filters):
-    """DefaultPreemption.PostFilter (plugins/defaultpreemption/default_preemption.go)
-    -> Evaluator.Preempt (framework/preemption/preemption.go):
-      1. PodEligibleToPreemptOthers: preemptionPolicy Never ->
-         "not eligible due to preemptionPolicy=Never." (the pods here have no
-         nominatedNodeName, so the terminating-victims check never applies);
-      2. findCandidates: only nodes whose status is Unschedulable are
-         potential nodes; none -> an empty NodeToStatus;
-      3. DryRunPreemption / SelectVictimsOnNode per potential node: the
-         victims are the pods of lower priority; none -> UnschedulableAndUnresolvable
-         "No preemption victims found for incoming pod"; otherwise they are
-         removed and the filters run again; a rejection there is the node's
-         status; a pass makes the node a candidate (preemption would succeed,
-         which these cases never exercise: the generator refuses it);
-      4. no candidate -> a FitError over the dry-run statuses whose absent
-         nodes read "Preemption is not helpful for scheduling"; its Error()
-         text is the status message.
-    PostFilter prefixes "preemption: "; FitError.Error appends it after one
-    space, with no period of its own."""
-    if pod["spec"].get("preemptionPolicy") == "Never":
-        return "preemption: not eligible due to preemptionPolicy=Never."
-    dry = {}
-    for s in states:
-        code, _ = statuses[s.name]
-        if code != UNSCHED:
-            continue
-        victims = [p for p in s.pods if priority(p) < priority(pod)]
+# DefaultPreemption (plugins/defaultpreemption/default_preemption.go) through
+# Evaluator.Preempt (framework/preemption/preemption.go), without
+# PodDisruptionBudgets and without extenders.
+NOT_HELPFUL = "Preemption is not helpful for scheduling"
+NO_VICTIMS = "No preemption victims found for incoming pod"
+MIN_CANDIDATE_NODES_PERCENTAGE = 10  # DefaultPreemptionArgs defaults
+MIN_CANDIDATE_NODES_ABSOLUTE = 100
+PRIORITY_OFFSET = 2 ** 31            # math.MaxInt32 + 1, added to each victim's priority
+MAX_TIE_ORDERS = 5040                # reprieve orders tried when ties could matter
+
+
+def nominated_here(pod, ns, nominations):
+    """addGENominatedPods (framework/runtime/framework.go): the pods nominated
+    to this node whose priority is at least the incoming pod's, the pod
+    itself excepted. `nominations` maps namespace/name -> (node, pod)."""
+    return [np for k, (node, np) in sorted(nominations.items())
+            if node == ns.name and k != key(pod) and priority(np) >= priority(pod)]
+
+
+def filter_node(pod, ns, states, filters, nominations):
+    """RunFilterPluginsWithNominatedPods: when pods of at least the pod's
+    priority are nominated here, the filters first run with them placed on
+    the node; only if that passes do they run again without them (the
+    second pass matters for filters a nominated pod could help, none here).
+    Without such nominations it is run_filters."""
+    extra = nominated_here(pod, ns, nominations)
+    if extra:
+        for np in extra:
+            ns.add(np)
+        st = run_filters(pod, ns, states, filters)
+        for np in extra:
+            ns.remove(np)
+        if st:
+            return st
+    return run_filters(pod, ns, states, filters)
+
+
+def importance(p, start):
+    """util.MoreImportantPod (pkg/scheduler/util): higher priority first,
+    then the earlier start (GetPodStartTime). Start times here: a pod of the
+    case's "pods" started at 0, a pod bound by the loop at the instant it
+    was bound (0 in every case: the whole workload arrives at 0). Upstream
+    sorts with sort.Slice, so equal (priority, start) pods come in no fixed
+    order; sift takes them by namespace/name, and so does this model, but
+    select_victims_on_node refuses a node whose victims depend on that
+    order."""
+    return (-priority(p), start[key(p)], key(p))
+
+
+def _reprieve(pod, ns, order, states, filters, nominations):
+    """The reprieve loop of SelectVictimsOnNode: with every potential victim
+    off the node, put each back in `order`; it stays if the pod still fits
+    (filters with nominated pods), else it is a victim. Leaves the node as it
+    found it (every potential victim off)."""
+    victims, kept = [], []
+    for p in order:
+        ns.add(p)
+        if filter_node(pod, ns, states, filters, nominations):
+            ns.remove(p)
+            victims.append(p)
+        else:
+            kept.append(p)
+    for p in kept:
+        ns.remove(p)
+    return victims
+
+
+def _tie_orders(ordered, start):
+    """Every order MoreImportantPod allows: permutations inside each run of
+    equal (priority, start); only the two extreme ones when that is too
+    many."""
+    groups = [list(g) for _, g in itertools.groupby(
+        ordered, key=lambda p: (priority(p), start[key(p)]))]
+    count = 1
+    for g in groups:
+        count *= math.factorial(len(g))
+    if count > MAX_TIE_ORDERS:
+        choices = [[g, g[::-1]] for g in groups]
+    else:
+        choices = [list(itertools.permutations(g)) for g in groups]
+    for combo in itertools.product(*choices):
+        yield [p for g in combo for p in g]
+
+
+def select_victims_on_node(pod, ns, states, filters, nominations, start):
+    """DefaultPreemption.SelectVictimsOnNode: (victims, None) or (None, status).
+      - the potential victims are the node's pods of lower priority
+        (isPreemptionAllowed with the default IsEligiblePod); none ->
+        UnschedulableAndUnresolvable "No preemption victims found for
+        incoming pod";
+      - all of them are taken off and the filters run again (with nominated
+        pods); a rejection is the node's status;
+      - they are put back most important first, each kept if the pod still
+        fits; the rest are the victims, most important first."""
+    lower = [p for p in ns.pods if priority(p) < priority(pod)]
+    if not lower:
+        return None, (UNRESOLVABLE, [NO_VICTIMS])
+    for p in lower:
+        ns.remove(p)
+    try:
+        st = filter_node(pod, ns, states, filters, nominations)
+        if st:
+            return None, st
+        ordered = sorted(lower, key=lambda p: importance(p, start))
+        outcomes = {tuple(sorted(key(v) for v in _reprieve(pod, ns, order, states, filters, nominations)))
+                    for order in _tie_orders(ordered, start)}
+        if len(outcomes) > 1:
+            raise AssertionError(f"{key(pod)}: the victims on {ns.name} depend on the order of pods of equal "
+                                 f"priority and start time (upstream: unstable sort): {sorted(outcomes)}")
+        victims = _reprieve(pod, ns, ordered, states, filters, nominations)
         if not victims:
-            dry[s.name] = (UNRESOLVABLE, ["No preemption victims found for incoming pod"])
-            continue
-        for v in victims:
-            s.remove(v)
-        st = run_filters(pod, s, states, filters)
-        for v in victims:
-            s.add(v)
-        if st is None:
-            raise AssertionError(f"{key(pod)}: preemption would succeed on {s.name}")
-        dry[s.name] = st
-    hist = {}
-    for code_reasons in dry.values():
-        for r in code_reasons[1]:
-            hist[r] = hist.get(r, 0) + 1
-    absent = len(states) - len(dry)
-    if absent:
-        hist["Preemption is not helpful for scheduling"] = (
-            hist.get("Preemption is not helpful for scheduling", 0) + absent)
-    return "preemption: " + histogram_message(len(states), hist)
+            raise AssertionError(f"{key(pod)}: {ns.name} needs no victim (upstream: 'expected at least one "
+                                 f"victim pod' error)")
+        return victims, None
+    finally:
+        for p in lower:
+            ns.add(p)
+
+
+def _highest(vs):
+    return max(priority(v) for v in vs)
+
+
+# pickOneNodeForPreemption's criteria without PDBs (the PDB-violation count is
+# 0 everywhere), each a score where higher is better, in upstream's order.
+PICK_CRITERIA = [
+    ("lowest highest victim priority", lambda vs, start: -_highest(vs)),
+    ("lowest sum of victim priorities, each plus 2^31",
+     lambda vs, start: -sum(priority(v) + PRIORITY_OFFSET for v in vs)),
+    ("fewest victims", lambda vs, start: -len(vs)),
+    ("latest earliest start among the highest-priority victims",
+     lambda vs, start: min(start[key(v)] for v in vs if priority(v) == _highest(vs))),
+]
+
+
+def pick_one_node(candidates, start):
+    """Evaluator.SelectCandidate / pickOneNodeForPreemption: one candidate is
+    taken as is; otherwise each criterion keeps the candidates with its best
+    score until one is left. Upstream iterates a map and (on the last tie)
+    takes the first, so a tie after every criterion is refused; sift would
+    take the first in node order. Returns (node, victims, criterion)."""
+    if len(candidates) == 1:
+        return candidates[0] + ("the only candidate",)
+    remaining = list(candidates)
+    for name, f in PICK_CRITERIA:
+        scores = [f(vs, start) for _, vs in remaining]
+        best = max(scores)
+        remaining = [c for c, sc in zip(remaining, scores) if sc == best]
+        if len(remaining) == 1:
+            return remaining[0] + (name,)
+    raise AssertionError(f"preemption candidates tie on every criterion: {[n for n, _ in remaining]} "
+                         f"(upstream: map order)")
+
+
+def post_filter(pod, statuses, states, filters, nominations, start):
+    """DefaultPreemption.PostFilter -> Evaluator.Preempt. Returns a dict:
+    {"message": ...} when preemption does not help (with "clear": whether the
+    pod's nomination is cleared: Preempt returns a result with an empty
+    nominated node when no candidate is found, nil when the pod is not
+    eligible), or {"node", "victims", "why", "candidates"} when it does.
+      1. PodEligibleToPreemptOthers: preemptionPolicy Never -> "not eligible
+         due to preemptionPolicy=Never." Its other rule (a terminating victim
+         of lower priority on the pod's nominated node) never applies: the
+         loop deletes victims at once;
+      2. findCandidates: the potential nodes are those whose filter status is
+         Unschedulable (NodesForStatusCode), in node order; none -> an empty
+         status map;
+      3. DryRunPreemption: SelectVictimsOnNode on the potential nodes until
+         max(10% of them, 100) capped at their number are candidates.
+         Upstream starts at a random offset; this model (like sift) at the
+         first node, and refuses a case where the cap would stop the search
+         early (the offset would decide);
+      4. no candidate -> a FitError over the dry-run statuses, nodes absent
+         from it reading "Preemption is not helpful for scheduling"; its
+         Error() text, prefixed "preemption: ", is the PostFilter message;
+      5. otherwise SelectCandidate (pick_one_node) chooses the node."""
+    if pod["spec"].get("preemptionPolicy") == "Never":
+        return {"message": "preemption: not eligible due to preemptionPolicy=Never.", "clear": False}
+    potential = [s for s in states if statuses[s.name][0] == UNSCHED]
+    hist, candidates = {}, []
+    if potential:
+        want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100,
+                       MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
+        for s in potential:
+            if len(candidates) >= want:
+                raise AssertionError(f"{key(pod)}: the dry run stops at {want} candidates before the last "
+                                     f"potential node; upstream's random offset would decide which")
+            victims, st = select_victims_on_node(pod, s, states, filters, nominations, start)
+            if victims is not None:
+                candidates.append((s.name, victims))
+                continue
+            for r in st[1]:
+                hist[r] = hist.get(r, 0) + 1
+    if not candidates:
+        absent = len(states) - len(potential)
+        if absent:
+            hist[NOT_HELPFUL] = hist.get(NOT_HELPFUL, 0) + absent
+        return {"message": "preemption: " + histogram_message(len(states), hist), "clear": True}
+    node, victims, why = pick_one_node(candidates, start)
+    return {"node": node, "victims": victims, "why": why, "candidates": candidates}
 
 
 def histogram_message(n, hist):
@@ -477,55 +638,130 @@ def histogram_message(n, hist):
     return f"0/{n} nodes are available: " + ", ".join(parts) + "."
 
 
-def fit_error_message(pod, statuses, states, filters):
+def fit_error_histogram(statuses, states):
     hist = {}
     for code, reasons in statuses.values():
         for r in reasons:
             hist[r] = hist.get(r, 0) + 1
-    return histogram_message(len(states), hist) + " " + postfilter_message(pod, statuses, states, filters)
+    return histogram_message(len(states), hist)
 
 
 # ---------------------------------------------------------------------- loop
 def simulate(nodes, pods, workload, config=None, filters=None):
-    """Returns (binds, unscheduled, messages, trace); trace has one entry per
-    scheduling attempt with the per-plugin scores."""
+    """The scheduleOne loop over a workload that arrives at once (instant 0).
+    Returns (binds, unscheduled, messages, preempted, trace): `messages` holds
+    the last FitError text of each pod left unscheduled, `preempted` maps
+    each pod whose PostFilter preempted to its victims (namespace/name, most
+    important first), `trace` has one entry per scheduling attempt.
+
+    Queue (backend/queue, PrioritySort): the active queue pops by priority
+    desc, then queue time (0 for every pod here, as a pod that fails goes
+    back with its time refreshed to the current instant), then
+    creationTimestamp, then namespace/name (sift's tie-break). A pod that
+    fits nowhere waits in the unschedulable pool. Only a preemption's
+    victims leaving wakes the pool here (no other event happens): every
+    waiting pod, the preemptor included, goes back to the active queue and
+    is retried at once, the preemptor first by queue order (upstream would
+    hold them in backoff for a second; the cases are built so that this does
+    not change the outcome, see README.md).
+
+    A cycle: a pod with a nominated node tries it first and takes it if it
+    passes the filters (findNodesThatFitPod / evaluateNominatedNode); else
+    every node is filtered (filter_node: nominated pods of at least the
+    pod's priority count on their node), then scored and selected as before.
+    A pod that fits nowhere gets FitError.Error(): the histogram, then one
+    space and the PostFilter message, if any. When DefaultPreemption
+    succeeds the PostFilter status is Success with an empty message, so the
+    text is the histogram alone; then (prepareCandidate) the victims are
+    deleted and leave the simulation (no controller recreates them), the
+    lower-priority pods nominated to that node lose their nomination, and
+    the pod is nominated to it. A pod that binds loses its nomination."""
     filters = filters or DEFAULT_FILTERS
+    now = 0
     states = [NodeState(n) for n in nodes]
     by_name = {s.name: s for s in states}
+    start = {}
     for p in pods:
         by_name[p["spec"]["nodeName"]].add(p)
+        start[key(p)] = 0
     plugins = score_plugins(config)
-    queue = sorted(workload, key=lambda p: (-priority(p), p["metadata"]["creationTimestamp"],
-                                            p["metadata"].get("namespace", "default"),
-                                            p["metadata"]["name"]))
-    binds, unscheduled, messages, trace = {}, [], {}, []
-    for pod in queue:
-        statuses = {}
-        feasible = []
-        for s in states:
-            st = run_filters(pod, s, states, filters)
-            if st:
-                statuses[s.name] = st
-            else:
-                feasible.append(s)
-        if not feasible:
-            unscheduled.append(key(pod))
-            messages[key(pod)] = fit_error_message(pod, statuses, states, filters)
-            trace.append({"pod": key(pod), "failed": statuses})
-            continue
-        if len(feasible) == 1:
-            host = feasible[0]
-            trace.append({"pod": key(pod), "only": host.name})
+    queued = {key(p): now for p in workload}
+
+    def qkey(p):
+        return (-priority(p), queued[key(p)], p["metadata"]["creationTimestamp"],
+                p["metadata"].get("namespace", "default"), p["metadata"]["name"])
+
+    active = sorted(workload, key=qkey)
+    waiting = []
+    nominations = {}
+    binds, messages, preempted, trace = {}, {}, {}, []
+    attempts = 0
+    while active:
+        attempts += 1
+        if attempts > 20 * len(workload) + 100:
+            raise AssertionError(f"no end after {attempts} attempts")
+        pod = active.pop(0)
+        k = key(pod)
+        host = None
+        nominated = nominations.get(k)
+        if nominated and filter_node(pod, by_name[nominated[0]], states, filters, nominations) is None:
+            host = by_name[nominated[0]]
+            trace.append({"pod": k, "nominated": host.name})
         else:
-            ps = plugin_scores(pod, feasible, plugins)
-            total = {s.name: sum(ps[name][s.name] * w for name, w, _ in plugins) for s in feasible}
-            best = max(total.values())
-            top = [n for n, v in total.items() if v == best]
-            if len(top) != 1:
-                raise AssertionError(f"{key(pod)}: tie between {top} at {best} ({ps})")
-            host = by_name[top[0]]
-            trace.append({"pod": key(pod), "scores": ps, "total": total, "host": host.name})
+            statuses = {}
+            feasible = []
+            for s in states:
+                st = filter_node(pod, s, states, filters, nominations)
+                if st:
+                    statuses[s.name] = st
+                else:
+                    feasible.append(s)
+            if not feasible:
+                histogram = fit_error_histogram(statuses, states)
+                result = post_filter(pod, statuses, states, filters, nominations, start)
+                entry = {"pod": k, "failed": statuses}
+                trace.append(entry)
+                queued[k] = now
+                waiting.append(pod)
+                if "message" in result:
+                    messages[k] = histogram + " " + result["message"]
+                    if result["clear"]:
+                        nominations.pop(k, None)
+                    continue
+                messages[k] = histogram
+                node = by_name[result["node"]]
+                for v in result["victims"]:
+                    if key(v) in binds:
+                        raise AssertionError(f"{key(v)}: a victim the loop bound (sift's report would keep it bound)")
+                    node.remove(v)
+                    preempted.setdefault(k, []).append(key(v))
+                for other, (n, np) in list(nominations.items()):
+                    if n == node.name and priority(np) < priority(pod):
+                        del nominations[other]
+                nominations[k] = (node.name, pod)
+                entry["preempt"] = {"node": node.name, "victims": [key(v) for v in result["victims"]],
+                                    "why": result["why"],
+                                    "candidates": [(n, [key(v) for v in vs]) for n, vs in result["candidates"]]}
+                active = sorted(active + waiting, key=qkey)
+                waiting = []
+                continue
+            if len(feasible) == 1:
+                host = feasible[0]
+                trace.append({"pod": k, "only": host.name})
+            else:
+                ps = plugin_scores(pod, feasible, plugins)
+                total = {s.name: sum(ps[name][s.name] * w for name, w, _ in plugins) for s in feasible}
+                best = max(total.values())
+                top = [n for n, v in total.items() if v == best]
+                if len(top) != 1:
+                    raise AssertionError(f"{k}: tie between {top} at {best} ({ps})")
+                host = by_name[top[0]]
+                trace.append({"pod": k, "scores": ps, "total": total, "host": host.name})
         assumed = dict(pod, spec=dict(pod["spec"], nodeName=host.name))
         host.add(assumed)
-        binds[key(pod)] = host.name
-    return binds, unscheduled, messages, trace
+        binds[k] = host.name
+        start[k] = now
+        messages.pop(k, None)
+        nominations.pop(k, None)
+    unscheduled = [key(p) for p in waiting]
+    return binds, unscheduled, messages, preempted, trace

@@ -508,6 +508,11 @@ impl ClusterState {
         self.set_nomination(&key, Nominated::of(&p));
     }
 
+    /// Clears a pending pod's nomination; whether it had one.
+    pub fn clear_nomination(&mut self, key: &str) -> bool {
+        self.set_nomination(key, None)
+    }
+
     /// Clears the nominations to `node` of pods below `priority` (a
     /// preemption's `prepareCandidate`); their keys.
     pub fn clear_nominations_below(&mut self, node: &str, priority: i32) -> Vec<String> {

@@ -231,13 +231,15 @@ fn attempt(
         &|k| tracker.started(k),
     );
     match post {
+        PostFilter::Ineligible(text) => {
+            let message = format!("{fit_error} {text}");
+            tracker.failed(key, Some(&pod.requests), message, None);
+            Ok(Tried::Failed)
+        }
         PostFilter::NotHelpful(text) => {
-            tracker.failed(
-                key,
-                Some(&pod.requests),
-                format!("{fit_error} {text}"),
-                None,
-            );
+            cluster.clear_nomination(key);
+            let message = format!("{fit_error} {text}");
+            tracker.failed(key, Some(&pod.requests), message, None);
             Ok(Tried::Failed)
         }
         // Without retries the pod would never use the room: report it.

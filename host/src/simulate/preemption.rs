@@ -19,7 +19,7 @@
 //!    lowest sum of priorities, then fewest victims, then the latest
 //!    earliest start among the highest-priority victims, then node order.
 //! 5. No candidate: the message is "preemption: " and the FitError text of
-//!    the nodes' statuses.
+//!    the nodes' statuses, and the pod loses any nomination it had.
 
 use crate::cluster::{ClusterState, Evicted, Snapshot};
 use crate::engine::diagnosis::no_node_available;
@@ -36,7 +36,12 @@ const MIN_CANDIDATE_NODES_ABSOLUTE: usize = 100;
 /// What DefaultPreemption concluded for a pod that fit nowhere.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PostFilter {
-    /// The text appended to the FitError message.
+    /// Not eligible to preempt (`preemptionPolicy: Never`): the text
+    /// appended to the FitError message; a nomination it has is kept.
+    Ineligible(String),
+    /// No candidate: the text appended to the FitError message; a
+    /// nomination it has is cleared (upstream's `Preempt` returns an empty
+    /// nominated node then).
     NotHelpful(String),
     /// Evicting `victims` (namespace/name, most important first) from
     /// `node` makes room: the pod is nominated there.
@@ -76,7 +81,7 @@ pub fn post_filter(
         .and_then(|s| s.preemption_policy.as_deref())
         == Some("Never");
     if never {
-        return PostFilter::NotHelpful(
+        return PostFilter::Ineligible(
             "preemption: not eligible due to preemptionPolicy=Never.".into(),
         );
     }
