@@ -370,7 +370,9 @@ pub struct Node {
 /// component), so the value lives exactly as long as what it was derived
 /// from. Clones start empty; equality ignores it.
 #[derive(Default)]
-pub struct NodeMemo(std::sync::OnceLock<std::sync::Arc<dyn std::any::Any + Send + Sync>>);
+pub struct NodeMemo(std::sync::OnceLock<(std::any::TypeId, Memoized)>);
+
+type Memoized = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 impl Clone for NodeMemo {
     fn clone(&self) -> Self {
@@ -408,23 +410,29 @@ impl Node {
     /// for every pod, such as per-device usage parsed from
     /// [`Node::pod_annotations`]. `derive` must depend on the node alone.
     ///
-    /// One value per node: in-process plugins share nodes, and a second
-    /// type asked of the same node is computed each time, not kept. Code
-    /// that changes a node's fields in place must reset `memo` (as
-    /// [`Node::add_pod`] does).
-    pub fn derived<T: std::any::Any + Send + Sync>(
-        &self,
-        derive: impl FnOnce(&Node) -> T,
-    ) -> std::sync::Arc<T> {
-        if let Some(v) = self.memo.0.get() {
-            return match v.clone().downcast::<T>() {
-                Ok(t) => t,
-                Err(_) => std::sync::Arc::new(derive(self)),
-            };
+    /// The value is kept under the type of `derive` itself (each `fn`
+    /// item and closure has its own), so two derivations of one result
+    /// type never share a value. One value per node: in-process plugins
+    /// share nodes, and a second derivation asked of the same node is
+    /// computed each time, not kept. Code that changes a node's fields in
+    /// place must reset `memo` (as [`Node::add_pod`] does).
+    pub fn derived<T, F>(&self, derive: F) -> std::sync::Arc<T>
+    where
+        T: std::any::Any + Send + Sync,
+        F: FnOnce(&Node) -> T + 'static,
+    {
+        let key = std::any::TypeId::of::<F>();
+        if let Some((k, v)) = self.memo.0.get() {
+            if *k == key
+                && let Ok(t) = v.clone().downcast::<T>()
+            {
+                return t;
+            }
+            return std::sync::Arc::new(derive(self));
         }
         let value = std::sync::Arc::new(derive(self));
         // A racing thread may have set it first: both values are equal.
-        let _ = self.memo.0.set(value.clone());
+        let _ = self.memo.0.set((key, value.clone() as Memoized));
         value
     }
 
@@ -580,10 +588,11 @@ mod tests {
 
     #[test]
     fn derived_is_kept_until_the_node_changes() {
-        use std::cell::Cell;
-        let calls = Cell::new(0);
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static CALLS: AtomicUsize = AtomicUsize::new(0);
+        let calls = || CALLS.load(Ordering::SeqCst);
         let count = |n: &Node| {
-            calls.set(calls.get() + 1);
+            CALLS.fetch_add(1, Ordering::SeqCst);
             n.pod_count * 10
         };
         let mut node = Node {
@@ -592,20 +601,22 @@ mod tests {
         };
         assert_eq!(*node.derived(count), 20);
         assert_eq!(*node.derived(count), 20);
-        assert_eq!(calls.get(), 1);
-        // Another type is computed, not kept, and does not evict.
+        assert_eq!(calls(), 1);
+        // Another derivation is computed, not kept, and does not evict,
+        // even of the same result type.
         assert_eq!(*node.derived(|n| n.pod_count as u64), 2);
+        assert_eq!(*node.derived(|n| n.pod_count + 1), 3);
         assert_eq!(*node.derived(count), 20);
-        assert_eq!(calls.get(), 1);
+        assert_eq!(calls(), 1);
         // A clone starts empty and compares equal.
         let copy = node.clone();
         assert_eq!(copy, node);
         assert_eq!(*copy.derived(count), 20);
-        assert_eq!(calls.get(), 2);
+        assert_eq!(calls(), 2);
         // add_pod changes the node: derived again.
         node.add_pod(&crate::Resources::default(), &[]);
         assert_eq!(*node.derived(count), 30);
-        assert_eq!(calls.get(), 3);
+        assert_eq!(calls(), 3);
     }
 
     #[test]

@@ -448,3 +448,34 @@ fn a_bad_extender_config_is_an_error_naming_the_field() {
         text(&o)
     );
 }
+
+/// An extender's rejection is not something evicting pods can change:
+/// preemption's dry run finds no victim to evict there, which upstream
+/// reports as an error, and the pod is not retried forever.
+#[test]
+fn a_node_only_an_extender_rejects_is_not_a_preemption_candidate() {
+    let dir = sift_tests::temp_dir("extenders-preemption");
+    let busy = Scripted::start(|_, _| {
+        (
+            200,
+            json!({"FailedNodes": {"n1": "n1 is busy"}, "NodeNames": []}).to_string(),
+        )
+    });
+    let mut lo = pod("lo", None);
+    lo["spec"]["nodeName"] = json!("n1");
+    let mut hi = pod("hi", None);
+    hi["spec"]["priority"] = json!(100);
+    let o = conformance(
+        &dir,
+        "no-victim",
+        json!({"name": "extender rejection, lower-priority pod on the node",
+               "filters": ["NodeName"],
+               "config": {"extenders": [{"urlPrefix": busy.base, "filterVerb": "filter",
+                                         "nodeCacheCapable": true}]},
+               "nodes": [node("n1", false)], "pods": [lo], "workload": [hi],
+               "expect": {"unscheduled": ["default/hi"], "preempted": {"default/hi": []},
+                          "messages": {"default/hi":
+                              "0/1 nodes are available: 1 n1 is busy. expected at least one victim pod on node \"n1\""}}}),
+    );
+    assert!(o.status.success(), "{}", text(&o));
+}

@@ -103,7 +103,7 @@ pub fn check_extenders(extenders: &[ExtenderConfig]) -> Result<()> {
         for (j, r) in e.managed_resources.iter().enumerate() {
             if !sift_sdk::resources::is_extended_resource_name(&r.name) {
                 bail!(
-                    "{at}.managedResources[{j}].name: Invalid value: {:?}: must be an extended resource name",
+                    "{at}.managedResources[{j}].name: Invalid value: {:?}: is an invalid extended resource name",
                     r.name
                 );
             }

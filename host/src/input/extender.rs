@@ -21,9 +21,9 @@ pub const MAX_EXTENDER_PRIORITY: i64 = 10;
 /// back as they came.
 #[derive(Debug, Default, Deserialize, Serialize)]
 pub struct NodeList {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub metadata: serde_json::Map<String, serde_json::Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_as_default")]
     pub items: Vec<Box<RawValue>>,
 }
 
@@ -50,7 +50,7 @@ pub struct ExtenderFilterResult {
         alias = "failedNodes",
         alias = "failednodes",
         default,
-        deserialize_with = "null_as_empty"
+        deserialize_with = "null_as_default"
     )]
     pub failed_nodes: BTreeMap<String, String>,
     #[serde(
@@ -58,10 +58,15 @@ pub struct ExtenderFilterResult {
         alias = "failedAndUnresolvableNodes",
         alias = "failedandunresolvablenodes",
         default,
-        deserialize_with = "null_as_empty"
+        deserialize_with = "null_as_default"
     )]
     pub failed_and_unresolvable_nodes: BTreeMap<String, String>,
-    #[serde(rename = "Error", alias = "error", default)]
+    #[serde(
+        rename = "Error",
+        alias = "error",
+        default,
+        deserialize_with = "null_as_default"
+    )]
     pub error: String,
 }
 
@@ -74,11 +79,11 @@ pub struct HostPriority {
     pub score: i64,
 }
 
-/// Go encodes a nil map as `null`.
-fn null_as_empty<'de, D: serde::Deserializer<'de>>(
+/// Go encodes a nil map, slice or pointer as `null`.
+fn null_as_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
     d: D,
-) -> Result<BTreeMap<String, String>, D::Error> {
-    Ok(Option::<BTreeMap<String, String>>::deserialize(d)?.unwrap_or_default())
+) -> Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -97,6 +102,13 @@ mod tests {
         let lower: ExtenderFilterResult =
             serde_json::from_str(r#"{"nodenames":["a"],"failedNodes":{},"error":"boom"}"#).unwrap();
         assert_eq!(lower.error, "boom");
+        // Nil slices, maps and strings as Go and Python encoders write them.
+        let nil: ExtenderFilterResult = serde_json::from_str(
+            r#"{"Nodes":{"metadata":null,"items":null},"FailedNodes":null,"Error":null}"#,
+        )
+        .unwrap();
+        assert!(nil.nodes.unwrap().items.is_empty());
+        assert!(nil.error.is_empty());
         let p: Vec<HostPriority> =
             serde_json::from_str(r#"[{"Host":"a","Score":3},{"host":"b","score":10}]"#).unwrap();
         assert_eq!(

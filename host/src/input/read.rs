@@ -192,12 +192,17 @@ impl Objects {
         if top.get().starts_with('[') {
             let docs: Vec<&RawValue> =
                 serde_json::from_str(top.get()).map_err(|e| anyhow!("{}: {e}", path.display()))?;
-            for raw in docs {
-                self.add_raw(path, String::new(), raw.get(), None)?;
+            for (i, raw) in docs.into_iter().enumerate() {
+                let location = if i == 0 {
+                    String::new()
+                } else {
+                    format!("document {}", i + 1)
+                };
+                self.add_raw(path, location, raw.get(), None, 0)?;
             }
             return Ok(());
         }
-        self.add_raw(path, String::new(), top.get(), None)
+        self.add_raw(path, String::new(), top.get(), None, 0)
     }
 
     fn add_raw(
@@ -206,17 +211,25 @@ impl Objects {
         location: String,
         raw: &str,
         implied_kind: Option<&str>,
+        depth: usize,
     ) -> Result<()> {
         let origin = |loc: &str| Origin {
             file: file.to_path_buf(),
             location: loc.to_string(),
         };
+        // Nested Lists are bounded, as the tree reader was by serde_json's
+        // recursion limit.
+        if depth > MAX_FLOW_DEPTH {
+            bail!(
+                "{}: Lists nested deeper than {MAX_FLOW_DEPTH} levels",
+                origin(&location)
+            );
+        }
         if !raw.starts_with('{') {
-            let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
             bail!(
                 "{}: expected a Kubernetes object, found {}",
                 origin(&location),
-                type_name(&value)
+                raw_type_name(raw)
             );
         }
         let head: Head = serde_json::from_str(raw)
@@ -248,7 +261,7 @@ impl Objects {
                 Some(other) => bail!(
                     "{}: items must be an array, found {}",
                     origin(&location),
-                    type_name(&serde_json::from_str(other).unwrap_or(Value::Null))
+                    raw_type_name(other)
                 ),
             };
             for (i, item) in items.into_iter().enumerate() {
@@ -257,12 +270,14 @@ impl Objects {
                 } else {
                     format!("{location}, items[{i}]")
                 };
-                self.add_raw(file, loc, item.get(), item_kind)?;
+                self.add_raw(file, loc, item.get(), item_kind, depth + 1)?;
             }
             return Ok(());
         }
+        // Leniently: a malformed metadata is the typed read's to report.
         let name = head
             .metadata
+            .and_then(|m| serde_json::from_str::<HeadMeta>(m.get()).ok())
             .and_then(|m| m.name)
             .and_then(|n| n.as_str().map(str::to_string))
             .unwrap_or_else(|| "<unnamed>".to_string());
@@ -303,8 +318,8 @@ struct Head<'a> {
     kind: Option<&'a RawValue>,
     #[serde(default, borrow)]
     items: Option<&'a RawValue>,
-    #[serde(default)]
-    metadata: Option<HeadMeta>,
+    #[serde(default, borrow)]
+    metadata: Option<&'a RawValue>,
 }
 
 #[derive(Deserialize)]
@@ -332,6 +347,18 @@ impl Source<'_> {
                 })
             }
         }
+    }
+}
+
+/// The JSON type of a value's text, from its first character.
+fn raw_type_name(raw: &str) -> &'static str {
+    match raw.trim_start().as_bytes().first() {
+        Some(b'{') => "an object",
+        Some(b'[') => "an array",
+        Some(b'"') => "a string",
+        Some(b't' | b'f') => "a boolean",
+        Some(b'n') => "null",
+        _ => "a number",
     }
 }
 
@@ -650,6 +677,29 @@ mod tests {
             "]".repeat(100)
         );
         assert!(read("nested.yaml", &nested).is_ok());
+    }
+
+    #[test]
+    fn json_lists_nest_to_a_fixed_depth_and_arrays_name_documents() {
+        let node = r#"{"kind":"Node","metadata":{"name":"a"}}"#;
+        let nested = |n: usize| {
+            format!(
+                "{}{node}{}",
+                r#"{"kind":"List","items":["#.repeat(n),
+                "]}".repeat(n)
+            )
+        };
+        let msg = format!("{:#}", read("deep.json", &nested(200)).err().unwrap());
+        assert!(msg.contains("nested deeper than 128"), "{msg}");
+        assert_eq!(read("shallow.json", &nested(5)).unwrap().nodes.len(), 1);
+        let msg = format!(
+            "{:#}",
+            read("docs.json", &format!("[{node}, 5]")).err().unwrap()
+        );
+        assert!(
+            msg.contains("(document 2)") && msg.contains("found a number"),
+            "{msg}"
+        );
     }
 
     #[test]

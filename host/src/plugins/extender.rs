@@ -18,6 +18,9 @@ use anyhow::Result;
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 
+/// The largest extender reply read: a `Nodes` reply carries node objects.
+const MAX_REPLY_BYTES: u64 = 1 << 30;
+
 /// One configured HTTP extender.
 pub struct HttpExtender {
     url: String,
@@ -119,8 +122,11 @@ impl HttpExtender {
                 response.status().as_u16()
             ));
         }
+        // Node lists of large clusters pass ureq's 10 MB default.
         response
             .body_mut()
+            .with_config()
+            .limit(MAX_REPLY_BYTES)
             .read_to_string()
             .map_err(|e| format!("Post {url:?}: reading the reply: {e}"))
     }

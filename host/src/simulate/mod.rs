@@ -110,6 +110,7 @@ pub fn run(
                 }
                 EventType::Deleted => {
                     if queue.remove(&key) {
+                        cluster.clear_nomination(&key);
                         tracker.departed(&key, now, None);
                     } else if let Some((_, requests)) = cluster.bound_requests(&key) {
                         let requests = requests.clone();
@@ -254,6 +255,11 @@ fn attempt(
         // prepareCandidate: evict the victims, clear lower-priority
         // nominations to the node, nominate the pod there. Its message
         // is the FitError without a PostFilter part, as upstream's.
+        PostFilter::Preempt { victims, .. } if victims.is_empty() => {
+            // Never produced; evicting nothing would retry the pod forever.
+            tracker.failed(key, Some(&pod.requests), fit_error, None);
+            Ok(Tried::Failed)
+        }
         PostFilter::Preempt { node, victims } => {
             tracker.failed(key, Some(&pod.requests), fit_error, None);
             for v in &victims {

@@ -36,8 +36,9 @@ const MIN_CANDIDATE_NODES_ABSOLUTE: usize = 100;
 /// What DefaultPreemption concluded for a pod that fit nowhere.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PostFilter {
-    /// Not eligible to preempt (`preemptionPolicy: Never`): the text
-    /// appended to the FitError message; a nomination it has is kept.
+    /// Not eligible to preempt (`preemptionPolicy: Never`), or the dry run
+    /// failed: the text appended to the FitError message; a nomination it
+    /// has is kept.
     Ineligible(String),
     /// No candidate: the text appended to the FitError message; a
     /// nomination it has is cleared (upstream's `Preempt` returns an empty
@@ -101,6 +102,7 @@ pub fn post_filter(
         .max(MIN_CANDIDATE_NODES_ABSOLUTE)
         .min(potential.len());
     let mut candidates = Vec::new();
+    let mut errors: Vec<String> = Vec::new();
     // One copy of the cluster for every dry run: pods are taken off a
     // node and put back before the next.
     let mut dry: Option<ClusterState> = None;
@@ -131,10 +133,14 @@ pub fn post_filter(
         }
         let dry = dry.get_or_insert_with(|| cluster.clone());
         match select_victims_on_node(engine, dry, pod, name, lower) {
-            Ok(victims) => candidates.push(Candidate {
+            Ok(victims) if !victims.is_empty() => candidates.push(Candidate {
                 node: name.to_string(),
                 victims,
             }),
+            // The filters pass without evicting anything: what rejected
+            // the node (an extender) is not something preemption can
+            // change. Upstream's DryRunPreemption makes this an error.
+            Ok(_) => errors.push(format!("expected at least one victim pod on node {name:?}")),
             Err(reasons) => {
                 for r in reasons {
                     *histogram.entry(r).or_default() += 1;
@@ -147,6 +153,16 @@ pub fn post_filter(
             node: best.node,
             victims: best.victims.into_iter().map(|v| v.key).collect(),
         };
+    }
+    // No candidate and a node in error: upstream's Preempt returns the
+    // errors (an aggregate) as the PostFilter's message; the nomination
+    // is left as it was.
+    if !errors.is_empty() {
+        return PostFilter::Ineligible(if errors.len() == 1 {
+            errors.remove(0)
+        } else {
+            format!("[{}]", errors.join(", "))
+        });
     }
     if not_helpful > 0 {
         *histogram
