@@ -262,8 +262,21 @@ fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
         "{:<24} {:>9} {:>11} {:>8}",
         "config", "scheduled", "unscheduled", "attempts"
     );
-    for r in &resources {
-        header.push_str(&format!(" {:>14}", format!("{}%", short(r))));
+    // Extended resources no pod asked for and nothing uses (e.g. a GPU
+    // count when pods carry their GPU need in annotations) stay at 0%:
+    // left out.
+    let shown: Vec<usize> = (0..resources.len())
+        .filter(|&i| {
+            i < 2
+                || reports.iter().any(|(_, r, _)| {
+                    r.samples
+                        .last()
+                        .is_some_and(|s| s.used[i] != 0 || s.arrived[i] != 0)
+                })
+        })
+        .collect();
+    for &i in &shown {
+        header.push_str(&format!(" {:>14}", format!("{}%", short(&resources[i]))));
     }
     if let Some(k) = at_arrived {
         let r = reports.first().map_or(0, |(_, r, _)| r.main_resource());
@@ -279,7 +292,9 @@ fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
         let (bound, unscheduled) = report.counts();
         let attempts: u32 = report.pods.iter().map(|p| p.attempts).sum();
         let mut row = format!("{label:<24} {bound:>9} {unscheduled:>11} {attempts:>8}");
-        for (_, frac) in report.final_allocation() {
+        let allocation = report.final_allocation();
+        for &i in &shown {
+            let frac = allocation.get(i).map_or(0.0, |(_, f)| *f);
             row.push_str(&format!(" {:>14.2}", 100.0 * frac));
         }
         if let Some(k) = at_arrived {
