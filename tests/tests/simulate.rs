@@ -74,12 +74,7 @@ fn a_failed_pod_is_retried_when_a_bound_pod_leaves_and_not_before() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let got = outcomes(&pods);
-    let by = |n: &str| {
-        got.iter()
-            .find(|p| p["pod"] == format!("default/{n}"))
-            .unwrap()
-            .clone()
-    };
+    let by = |n: &str| by(&got, n).clone();
     assert_eq!(by("a")["node"], "n1");
     assert_eq!(by("a")["departed"], 10);
     assert_eq!(by("b")["node"], "n1");

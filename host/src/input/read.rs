@@ -126,23 +126,8 @@ impl Objects {
                 type_name(&value)
             );
         };
-        let kind = match map.get("kind") {
-            Some(Value::String(k)) => k.clone(),
-            Some(other) => bail!(
-                "{}: kind must be a string, found {}",
-                origin(&location),
-                type_name(other)
-            ),
-            None => match implied_kind {
-                Some(k) => k.to_string(),
-                None => bail!(
-                    "{}: object has no \"kind\" (expected Node, Pod, Namespace or a List)",
-                    origin(&location)
-                ),
-            },
-        };
-        if kind == "List" || kind.ends_with("List") {
-            let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+        let kind = object_kind(map.get("kind"), implied_kind, &origin(&location))?;
+        if let Some(item_kind) = list_item_kind(&kind) {
             let items = match map.remove("items") {
                 Some(Value::Array(items)) => items,
                 None | Some(Value::Null) => Vec::new(),
@@ -153,11 +138,7 @@ impl Objects {
                 ),
             };
             for (i, item) in items.into_iter().enumerate() {
-                let loc = if location.is_empty() {
-                    format!("items[{i}]")
-                } else {
-                    format!("{location}, items[{i}]")
-                };
+                let loc = item_location(&location, i);
                 self.add_value(file, loc, item, item_kind)?;
             }
             return Ok(());
@@ -234,26 +215,13 @@ impl Objects {
         }
         let head: Head = serde_json::from_str(raw)
             .map_err(|e| anyhow!("{}: {}", origin(&location), without_position(&e)))?;
-        let kind = match head.kind {
-            Some(k) => match serde_json::from_str::<Value>(k.get()) {
-                Ok(Value::String(k)) => k,
-                Ok(other) => bail!(
-                    "{}: kind must be a string, found {}",
-                    origin(&location),
-                    type_name(&other)
-                ),
-                Err(e) => bail!("{}: kind: {e}", origin(&location)),
-            },
-            None => match implied_kind {
-                Some(k) => k.to_string(),
-                None => bail!(
-                    "{}: object has no \"kind\" (expected Node, Pod, Namespace or a List)",
-                    origin(&location)
-                ),
-            },
-        };
-        if kind == "List" || kind.ends_with("List") {
-            let item_kind = kind.strip_suffix("List").filter(|k| !k.is_empty());
+        let kind_value = head
+            .kind
+            .map(|k| serde_json::from_str::<Value>(k.get()))
+            .transpose()
+            .map_err(|e| anyhow!("{}: kind: {e}", origin(&location)))?;
+        let kind = object_kind(kind_value.as_ref(), implied_kind, &origin(&location))?;
+        if let Some(item_kind) = list_item_kind(&kind) {
             let items: Vec<&RawValue> = match head.items.map(RawValue::get) {
                 None | Some("null") => Vec::new(),
                 Some(a) if a.starts_with('[') => serde_json::from_str(a)
@@ -265,11 +233,7 @@ impl Objects {
                 ),
             };
             for (i, item) in items.into_iter().enumerate() {
-                let loc = if location.is_empty() {
-                    format!("items[{i}]")
-                } else {
-                    format!("{location}, items[{i}]")
-                };
+                let loc = item_location(&location, i);
                 self.add_raw(file, loc, item.get(), item_kind, depth + 1)?;
             }
             return Ok(());
@@ -307,6 +271,35 @@ impl Objects {
             other => self.skipped.push(format!("{origin}: {other} {name}")),
         }
         Ok(())
+    }
+}
+
+/// An object's kind: its own `kind`, which must be a string, else the
+/// kind its List implies.
+fn object_kind(kind: Option<&Value>, implied: Option<&str>, at: &Origin) -> Result<String> {
+    match (kind, implied) {
+        (Some(Value::String(k)), _) => Ok(k.clone()),
+        (Some(other), _) => bail!("{at}: kind must be a string, found {}", type_name(other)),
+        (None, Some(k)) => Ok(k.to_string()),
+        (None, None) => {
+            bail!("{at}: object has no \"kind\" (expected Node, Pod, Namespace or a List)")
+        }
+    }
+}
+
+/// For a List kind (`List`, `NodeList`, ...), the kind its items have
+/// when they say none (`None` for a plain `List`).
+fn list_item_kind(kind: &str) -> Option<Option<&str>> {
+    kind.ends_with("List")
+        .then(|| kind.strip_suffix("List").filter(|k| !k.is_empty()))
+}
+
+/// "items[3]", inside `location` if there is one.
+fn item_location(location: &str, i: usize) -> String {
+    if location.is_empty() {
+        format!("items[{i}]")
+    } else {
+        format!("{location}, items[{i}]")
     }
 }
 

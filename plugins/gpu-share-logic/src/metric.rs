@@ -112,27 +112,26 @@ fn bucket_mean(keys: &[i64], values: &[f64], k: i64) -> Option<f64> {
 /// Column k of `analysis_allo_discrete.csv`: allocation ratio (%) at
 /// arrived = k % of capacity. Figs. 11–14 plot `100 − alloc_ratio_at(.., 100)`.
 pub fn alloc_ratio_at(samples: &[AllocSample], total_gpus: usize, k: i64) -> Option<f64> {
-    let keys: Vec<i64> = samples
-        .iter()
-        .map(|s| arrive_ratio(s.arrived_gpu_milli, total_gpus))
-        .collect();
-    let vals: Vec<f64> = samples
-        .iter()
-        .map(|s| alloc_ratio(s.used_gpu_milli, total_gpus))
-        .collect();
+    let (keys, vals) = ratios(samples, total_gpus);
     bucket_mean(&keys, &vals, k).map(|m| np_round(m, 2))
+}
+
+/// Each sample's (arrive ratio, allocation ratio).
+fn ratios(samples: &[AllocSample], total_gpus: usize) -> (Vec<i64>, Vec<f64>) {
+    samples
+        .iter()
+        .map(|s| {
+            (
+                arrive_ratio(s.arrived_gpu_milli, total_gpus),
+                alloc_ratio(s.used_gpu_milli, total_gpus),
+            )
+        })
+        .unzip()
 }
 
 /// Columns `0..=max_k` (the paper uses 130) of the allocation curve (Fig. 9a).
 pub fn alloc_curve(samples: &[AllocSample], total_gpus: usize, max_k: i64) -> Vec<Option<f64>> {
-    let keys: Vec<i64> = samples
-        .iter()
-        .map(|s| arrive_ratio(s.arrived_gpu_milli, total_gpus))
-        .collect();
-    let vals: Vec<f64> = samples
-        .iter()
-        .map(|s| alloc_ratio(s.used_gpu_milli, total_gpus))
-        .collect();
+    let (keys, vals) = ratios(samples, total_gpus);
     (0..=max_k)
         .map(|k| bucket_mean(&keys, &vals, k).map(|m| np_round(m, 2)))
         .collect()
