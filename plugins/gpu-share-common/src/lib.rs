@@ -138,7 +138,6 @@ pub fn gpu_node(node: &Node) -> std::sync::Arc<GpuNode> {
 
 /// [`gpu_node`], built afresh.
 pub fn build_gpu_node(node: &Node) -> GpuNode {
-    let affinity = true;
     let count = node
         .allocatable
         .scalar(GPU_COUNT)
@@ -164,10 +163,8 @@ pub fn build_gpu_node(node: &Node) -> GpuNode {
                         *left = left.saturating_sub(milli);
                     }
                 }
-                if affinity {
-                    let num_gpu = annotated_count.map_or(ids.len() as u32, clamp_u32);
-                    count_tag(&mut n, num_gpu, milli);
-                }
+                let num_gpu = annotated_count.map_or(ids.len() as u32, clamp_u32);
+                count_tag(&mut n, num_gpu, milli);
             }
             _ => unplaced.push(GpuPod {
                 cpu_milli: 0,
@@ -188,9 +185,7 @@ pub fn build_gpu_node(node: &Node) -> GpuNode {
         for id in ids {
             n.gpus[id] = n.gpus[id].saturating_sub(p.gpu_milli);
         }
-        if affinity {
-            count_tag(&mut n, p.num_gpu, p.gpu_milli);
-        }
+        count_tag(&mut n, p.num_gpu, p.gpu_milli);
     }
     n
 }
