@@ -291,6 +291,7 @@ pub fn compare(expect: &Expect, got: &CycleOutcome) -> Vec<String> {
 /// A simulation case: a workload of pending pods through the scheduler
 /// loop (`"workload"` instead of `"pod"`).
 #[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SimulationCase {
     pub name: String,
     /// "scheduler" (the default); "batch" comes with batch mode.
@@ -305,6 +306,16 @@ pub struct SimulationCase {
     pub namespaces: Vec<Value>,
     /// Pending pods, in arrival order.
     pub workload: Vec<Value>,
+    /// Batch mode: Volcano Queues, PodGroups and PriorityClasses.
+    #[serde(default)]
+    pub queues: Vec<Value>,
+    #[serde(default)]
+    pub pod_groups: Vec<Value>,
+    #[serde(default)]
+    pub priority_classes: Vec<Value>,
+    /// Batch mode: sessions to run (upstream's action tests run one);
+    /// default: until one binds nothing.
+    pub sessions: Option<u32>,
     pub expect: SimulationExpect,
 }
 
@@ -324,6 +335,19 @@ pub struct SimulationExpect {
     /// none).
     #[serde(default)]
     pub preempted: BTreeMap<String, Vec<String>>,
+    /// Batch mode: namespace/podgroup -> its phase and condition message.
+    #[serde(default)]
+    pub pod_groups: BTreeMap<String, ExpectGroup>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ExpectGroup {
+    pub phase: Option<String>,
+    /// The Unschedulable condition's message gang writes.
+    pub message: Option<String>,
+    /// The Warning event's message.
+    pub event: Option<String>,
 }
 
 fn run_simulation_case(
@@ -337,11 +361,11 @@ fn run_simulation_case(
         anyhow!("not a simulation case: field {path}: {}", e.into_inner())
     })?;
     *name = case.name.clone();
-    match case.mode.as_deref() {
-        None | Some("scheduler") => {}
-        Some("batch") => bail!("mode \"batch\" is not supported yet (only \"scheduler\")"),
-        Some(other) => bail!("unknown mode {other:?} (\"scheduler\")"),
-    }
+    let batch = match case.mode.as_deref() {
+        None | Some("scheduler") => false,
+        Some("batch") => true,
+        Some(other) => bail!("unknown mode {other:?} (\"scheduler\" or \"batch\")"),
+    };
     let config: Config = match case.config {
         Some(v) => serde_path_to_error::deserialize(v).map_err(|e| {
             let path = e.path().to_string();
@@ -371,8 +395,14 @@ fn run_simulation_case(
     let scorers = catalog.select_scorers(&config)?;
     let mut options = config.engine_options();
     options.parallelism = 2;
-    let engine = Engine::new(plugins, options)?.with_extenders(http_extenders(&config.extenders)?);
-    let mut scheduler = Scheduler::new(engine, scorers, TieBreak::NodeOrder);
+    let mut scheduler = if batch {
+        let session = config.batch.session().context("config")?;
+        simulate::batch::scheduler(plugins, scorers, &session, options, TieBreak::NodeOrder)?
+    } else {
+        let engine =
+            Engine::new(plugins, options)?.with_extenders(http_extenders(&config.extenders)?);
+        Scheduler::new(engine, scorers, TieBreak::NodeOrder)
+    };
     let full = scheduler.engine().full_objects();
     let cluster = ClusterState::from_objects_with(
         &objects,
@@ -389,11 +419,57 @@ fn run_simulation_case(
             object,
         })
         .collect();
-    let sim_options = simulate::Options {
-        scheduler_name: Some(config.scheduler_name().to_string()),
-        ..Default::default()
+    let report = if batch {
+        let mut batch_objects = Objects::default();
+        for (field, kind, values) in [
+            ("queues", "Queue", case.queues),
+            ("podGroups", "PodGroup", case.pod_groups),
+            ("priorityClasses", "PriorityClass", case.priority_classes),
+        ] {
+            for (i, v) in values.into_iter().enumerate() {
+                batch_objects.add_json(file, &format!("{field}[{i}]"), v, Some(kind))?;
+            }
+        }
+        let input = simulate::batch::BatchInput {
+            pod_groups: batch_objects
+                .pod_groups
+                .into_iter()
+                .map(|(o, _)| o)
+                .collect(),
+            queues: batch_objects.queues.into_iter().map(|(o, _)| o).collect(),
+            priority_classes: batch_objects
+                .priority_classes
+                .into_iter()
+                .map(|(o, _)| o)
+                .collect(),
+            bound_pods: objects
+                .pods
+                .iter()
+                .filter(|(p, _)| kube::bound_node(p).is_some())
+                .map(|(p, _)| p.clone())
+                .collect(),
+        };
+        let session = config.batch.session().context("config")?;
+        let options = simulate::batch::Options {
+            max_sessions: case.sessions,
+            scheduler_name: config.scheduler_name.clone(),
+        };
+        simulate::batch::run(
+            &mut scheduler,
+            cluster,
+            &input,
+            &events,
+            &session,
+            &options,
+            &mut (),
+        )?
+    } else {
+        let sim_options = simulate::Options {
+            scheduler_name: Some(config.scheduler_name().to_string()),
+            ..Default::default()
+        };
+        simulate::run(&mut scheduler, cluster, &events, &sim_options, &mut ())?
     };
-    let report = simulate::run(&mut scheduler, cluster, &events, &sim_options, &mut ())?;
     Ok(compare_simulation(&case.expect, &report))
 }
 
@@ -445,6 +521,43 @@ pub fn compare_simulation(expect: &SimulationExpect, report: &Report) -> Vec<Str
         if got != want {
             diffs.push(format!(
                 "{pod}: expected to evict {want:?}, evicted {got:?}"
+            ));
+        }
+    }
+    let groups: BTreeMap<&str, &simulate::report::GroupOutcome> = report
+        .groups
+        .iter()
+        .map(|g| (g.group.as_str(), g))
+        .collect();
+    for (key, want) in &expect.pod_groups {
+        let Some(got) = groups.get(key.as_str()) else {
+            diffs.push(format!("{key}: expected a PodGroup, none in the report"));
+            continue;
+        };
+        if let Some(phase) = &want.phase
+            && &got.phase != phase
+        {
+            diffs.push(format!("{key}: phase expected {phase}, got {}", got.phase));
+        }
+        if let Some(msg) = &want.message {
+            let have = got
+                .condition
+                .as_ref()
+                .filter(|c| c.kind == "Unschedulable")
+                .map(|c| c.message.as_str());
+            if have != Some(msg.as_str()) {
+                diffs.push(format!(
+                    "{key}: condition message expected {msg:?}, got {:?}",
+                    have.unwrap_or("(no Unschedulable condition)")
+                ));
+            }
+        }
+        if let Some(event) = &want.event
+            && got.event.as_deref() != Some(event.as_str())
+        {
+            diffs.push(format!(
+                "{key}: event expected {event:?}, got {:?}",
+                got.event.as_deref().unwrap_or("(none)")
             ));
         }
     }

@@ -24,8 +24,13 @@
 //! sandbox: {clocks: false, random: false, stdio: false}
 //! extenders:                       # HTTP extenders (see [`extenders`])
 //!   - {urlPrefix: "http://127.0.0.1:8888", filterVerb: filter, ignorable: true}
+//! batch:                           # `sift simulate --mode batch` (see [`batch`])
+//!   actions: "allocate, backfill"
+//!   tiers: [{plugins: [{name: priority}, {name: gang}]}, {plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}]}]
+//!   schedulePeriod: 1s
 //! ```
 
+pub mod batch;
 mod engine_options;
 pub mod extenders;
 mod limits;
@@ -84,6 +89,9 @@ pub struct Config {
     /// HTTP extenders, called after the filters and beside the scorers.
     #[serde(default)]
     pub extenders: Vec<ExtenderConfig>,
+    /// Batch mode's session: actions and tiers of plugins.
+    #[serde(default)]
+    pub batch: batch::BatchConfig,
 }
 
 /// kube-scheduler's default score plugins that sift has, with their

@@ -80,7 +80,7 @@ pub struct HostPriority {
 }
 
 /// Go encodes a nil map, slice or pointer as `null`.
-fn null_as_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
+pub(crate) fn null_as_default<'de, D: serde::Deserializer<'de>, T: Deserialize<'de> + Default>(
     d: D,
 ) -> Result<T, D::Error> {
     Ok(Option::<T>::deserialize(d)?.unwrap_or_default())

@@ -157,7 +157,10 @@ pub fn labels(map: Option<&BTreeMap<String, String>>) -> Labels {
         .unwrap_or_default()
 }
 
-fn resource_list(map: Option<&BTreeMap<String, KQuantity>>, path: &str) -> Result<ResourceList> {
+pub fn resource_list(
+    map: Option<&BTreeMap<String, KQuantity>>,
+    path: &str,
+) -> Result<ResourceList> {
     let mut out = ResourceList::new();
     for (name, q) in map.into_iter().flatten() {
         let parsed = Quantity::parse(&q.0).map_err(|e| anyhow!("{path}.{name}: {e}"))?;

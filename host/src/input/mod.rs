@@ -1,13 +1,15 @@
 //! Input: Kubernetes objects as `kubectl get -o json|yaml` prints them, read
 //! from files ([`read`]) and turned into the plugin model ([`kube`]);
 //! workloads of pod events ([`workload`]) and the openb trace imported as
-//! such ([`openb`]); the extender protocol's messages ([`extender`]). The
+//! such ([`openb`]); the extender protocol's messages ([`extender`]);
+//! batch mode's PodGroups and Queues ([`volcano`]). The
 //! lowest layer of the host: it imports nothing else of sift's.
 
 pub mod extender;
 pub mod kube;
 pub mod openb;
 pub mod read;
+pub mod volcano;
 pub mod workload;
 
 pub use read::{MAX_FLOW_DEPTH, Objects, Origin, parse_documents};

@@ -3,8 +3,10 @@
 //! lists (`NodeList`, `PodList`) and multi-document YAML. Every error names
 //! the file, the object and the field path.
 
+use crate::input::volcano::{PodGroup, Queue};
 use anyhow::{Context, Result, anyhow, bail};
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -36,6 +38,11 @@ pub struct Objects {
     /// Namespaces: their labels are what pod affinity's namespaceSelector
     /// selects on.
     pub namespaces: Vec<(k8s::Namespace, Origin)>,
+    /// Batch mode's objects: Volcano PodGroups and Queues, and the
+    /// PriorityClasses that give jobs and tasks their priority.
+    pub pod_groups: Vec<(PodGroup, Origin)>,
+    pub queues: Vec<(Queue, Origin)>,
+    pub priority_classes: Vec<(PriorityClass, Origin)>,
     /// Objects of other kinds, skipped (e.g. Services in a full dump).
     pub skipped: Vec<String>,
 }
@@ -81,6 +88,12 @@ impl Objects {
         }
         if !self.namespaces.is_empty() {
             parts.push(format!("{} Namespace", self.namespaces.len()));
+        }
+        if !self.pod_groups.is_empty() {
+            parts.push(format!("{} PodGroup", self.pod_groups.len()));
+        }
+        if !self.queues.is_empty() {
+            parts.push(format!("{} Queue", self.queues.len()));
         }
         parts.extend(self.skipped.iter().take(3).map(|s| {
             s.rsplit_once(": ")
@@ -268,6 +281,24 @@ impl Objects {
                     .with_context(|| format!("{origin}: Namespace {name}"))?;
                 self.namespaces.push((ns, origin));
             }
+            "PodGroup" => {
+                let pg: PodGroup = source
+                    .typed()
+                    .with_context(|| format!("{origin}: PodGroup {name}"))?;
+                self.pod_groups.push((pg, origin));
+            }
+            "Queue" => {
+                let q: Queue = source
+                    .typed()
+                    .with_context(|| format!("{origin}: Queue {name}"))?;
+                self.queues.push((q, origin));
+            }
+            "PriorityClass" => {
+                let pc: PriorityClass = source
+                    .typed()
+                    .with_context(|| format!("{origin}: PriorityClass {name}"))?;
+                self.priority_classes.push((pc, origin));
+            }
             other => self.skipped.push(format!("{origin}: {other} {name}")),
         }
         Ok(())
@@ -282,7 +313,9 @@ fn object_kind(kind: Option<&Value>, implied: Option<&str>, at: &Origin) -> Resu
         (Some(other), _) => bail!("{at}: kind must be a string, found {}", type_name(other)),
         (None, Some(k)) => Ok(k.to_string()),
         (None, None) => {
-            bail!("{at}: object has no \"kind\" (expected Node, Pod, Namespace or a List)")
+            bail!(
+                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass or a List)"
+            )
         }
     }
 }

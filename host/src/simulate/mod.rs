@@ -21,6 +21,7 @@
 //! share are separate: the workload and clock (`input::workload`), the
 //! cluster state, and the report ([`report`]).
 
+pub mod batch;
 pub mod plot;
 pub mod preemption;
 pub mod queue;

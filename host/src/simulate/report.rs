@@ -63,6 +63,58 @@ pub struct Sample {
     pub arrived: Vec<i64>,
 }
 
+/// A PodGroup at the end of a batch simulation: placed whole or not, and
+/// what Volcano would have written on it.
+#[derive(Clone, Debug, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupOutcome {
+    /// namespace/name.
+    pub group: String,
+    pub queue: String,
+    pub min_member: i32,
+    pub tasks: usize,
+    /// Its tasks bound (running) at the end.
+    pub bound: usize,
+    /// PodGroup phase: Pending, Inqueue, Running, Unknown.
+    pub phase: String,
+    /// When it first became Running (simulated seconds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub placed: Option<u64>,
+    /// Sessions that tried it and left it not ready (their placements
+    /// discarded).
+    pub discarded: u32,
+    /// The last condition gang wrote (`Unschedulable` or `Scheduled`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub condition: Option<GroupCondition>,
+    /// The last Warning event: `<pending>/<tasks> tasks in gang
+    /// unschedulable: ...`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct GroupCondition {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub reason: String,
+    pub message: String,
+}
+
+/// A queue after one session: its allocation and what proportion says it
+/// deserves, per resource.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueSample {
+    pub time: u64,
+    pub queue: String,
+    pub weight: i32,
+    /// max over resources of allocated / deserved.
+    pub share: f64,
+    /// (resource, allocated, deserved), cpu in millicores, scalars in
+    /// units, memory in bytes.
+    pub resources: Vec<(String, f64, f64)>,
+}
+
 /// One pod's last attempt, node by node and plugin by plugin.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -136,6 +188,12 @@ pub struct Report {
     pub skipped: BTreeMap<String, usize>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explanation: Option<Explanation>,
+    /// Batch mode: every PodGroup.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupOutcome>,
+    /// Batch mode: queue shares per session.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<QueueSample>,
 }
 
 /// Builds the report as the loop goes.
@@ -152,6 +210,8 @@ pub struct Tracker {
     explanation: Option<Explanation>,
     /// Requests by pod, counted into `arrived` at the first attempt.
     counted: HashMap<String, bool>,
+    groups: Vec<GroupOutcome>,
+    queues: Vec<QueueSample>,
 }
 
 /// cpu, memory, then every extended resource a node offers, by name.
@@ -213,6 +273,8 @@ impl Tracker {
             skipped: SkippedPods::default(),
             explanation: None,
             counted: HashMap::new(),
+            groups: Vec::new(),
+            queues: Vec::new(),
         }
     }
 
@@ -360,7 +422,18 @@ impl Tracker {
                 .map(|(why, n)| (why.describe().to_string(), n))
                 .collect(),
             explanation: self.explanation,
+            groups: self.groups,
+            queues: self.queues,
         }
+    }
+
+    /// Batch mode: the PodGroups as they ended.
+    pub fn set_groups(&mut self, groups: Vec<GroupOutcome>) {
+        self.groups = groups;
+    }
+
+    pub fn queue_sample(&mut self, sample: QueueSample) {
+        self.queues.push(sample);
     }
 }
 
@@ -532,6 +605,8 @@ mod tests {
                 .collect(),
             skipped: BTreeMap::new(),
             explanation: None,
+            groups: Vec::new(),
+            queues: Vec::new(),
         }
     }
 

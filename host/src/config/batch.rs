@@ -1,0 +1,157 @@
+//! `batch:` in sift's configuration: batch mode's session, in the shape of
+//! Volcano's `volcano-scheduler.conf` (`actions`, `tiers` of plugins with
+//! their `enabled*` switches) plus the session period, which Volcano takes
+//! as the `--schedule-period` flag.
+
+use anyhow::{Result, bail};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Actions sift runs, in the order a session may list them.
+pub const ACTIONS: [&str; 2] = ["allocate", "backfill"];
+/// Session plugins sift has.
+pub const PLUGINS: [&str; 6] = [
+    "priority",
+    "gang",
+    "drf",
+    "predicates",
+    "proportion",
+    "nodeorder",
+];
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BatchConfig {
+    /// Comma-separated actions; default `allocate, backfill`.
+    pub actions: Option<String>,
+    /// Default: `[{priority, gang}, {drf, predicates, proportion, nodeorder}]`.
+    pub tiers: Option<Vec<Tier>>,
+    /// Simulated time between sessions, e.g. `1s` (the default).
+    pub schedule_period: Option<String>,
+    /// Accepted for Volcano files (`configurations:` of actions); unused.
+    #[serde(default)]
+    pub configurations: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tier {
+    #[serde(default)]
+    pub plugins: Vec<PluginOption>,
+}
+
+/// One plugin of a tier. Every `enabled*` switch defaults to true, as in
+/// Volcano (`plugins/defaults.go`); switches for extension points sift
+/// does not run (preemption, reclaim, enqueue...) are accepted.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PluginOption {
+    pub name: String,
+    pub enabled_job_order: Option<bool>,
+    pub enabled_namespace_order: Option<bool>,
+    pub enabled_hierarchy: Option<bool>,
+    pub enabled_job_ready: Option<bool>,
+    pub enabled_job_pipelined: Option<bool>,
+    pub enabled_task_order: Option<bool>,
+    pub enabled_preemptable: Option<bool>,
+    pub enabled_reclaimable: Option<bool>,
+    pub enable_preemptive: Option<bool>,
+    pub enabled_queue_order: Option<bool>,
+    pub enabled_cluster_order: Option<bool>,
+    pub enabled_predicate: Option<bool>,
+    pub enabled_best_node: Option<bool>,
+    pub enabled_node_order: Option<bool>,
+    pub enabled_target_job: Option<bool>,
+    pub enabled_reserved_nodes: Option<bool>,
+    pub enabled_job_enqueued: Option<bool>,
+    pub enabled_victim: Option<bool>,
+    pub enabled_job_starving: Option<bool>,
+    pub enabled_overused: Option<bool>,
+    pub enabled_allocatable: Option<bool>,
+    #[serde(default)]
+    pub arguments: BTreeMap<String, serde_json::Value>,
+}
+
+impl PluginOption {
+    fn named(name: &str) -> PluginOption {
+        PluginOption {
+            name: name.to_string(),
+            ..Default::default()
+        }
+    }
+}
+
+/// The checked form: actions and tiers by name.
+#[derive(Clone, Debug)]
+pub struct Session {
+    pub actions: Vec<String>,
+    pub tiers: Vec<Vec<PluginOption>>,
+    pub period: Duration,
+}
+
+impl BatchConfig {
+    /// Validates names and fills Volcano's defaults.
+    pub fn session(&self) -> Result<Session> {
+        let actions_text = self.actions.as_deref().unwrap_or("allocate, backfill");
+        let mut actions = Vec::new();
+        for a in actions_text
+            .split(',')
+            .map(str::trim)
+            .filter(|a| !a.is_empty())
+        {
+            if !ACTIONS.contains(&a) {
+                bail!(
+                    "batch.actions: unknown action {a:?} (sift runs {}; Volcano's enqueue, \
+                     preempt, reclaim and shuffle are not implemented)",
+                    ACTIONS.join(", ")
+                );
+            }
+            actions.push(a.to_string());
+        }
+        if actions.is_empty() {
+            bail!("batch.actions: no action (e.g. \"allocate, backfill\")");
+        }
+        let tiers: Vec<Vec<PluginOption>> = match &self.tiers {
+            Some(t) => t.iter().map(|t| t.plugins.clone()).collect(),
+            None => vec![
+                vec![PluginOption::named("priority"), PluginOption::named("gang")],
+                vec![
+                    PluginOption::named("drf"),
+                    PluginOption::named("predicates"),
+                    PluginOption::named("proportion"),
+                    PluginOption::named("nodeorder"),
+                ],
+            ],
+        };
+        let mut seen = Vec::new();
+        for (i, tier) in tiers.iter().enumerate() {
+            for p in tier {
+                if !PLUGINS.contains(&p.name.as_str()) {
+                    bail!(
+                        "batch.tiers[{i}]: unknown plugin {:?} (sift has {})",
+                        p.name,
+                        PLUGINS.join(", ")
+                    );
+                }
+                if seen.contains(&p.name) {
+                    bail!("batch.tiers[{i}]: plugin {:?} is listed twice", p.name);
+                }
+                seen.push(p.name.clone());
+            }
+        }
+        let period = match &self.schedule_period {
+            Some(s) => super::extenders::parse_go_duration(s)
+                .map_err(|e| anyhow::anyhow!("batch.schedulePeriod: {e}"))?,
+            None => Duration::from_secs(1),
+        };
+        if period.is_zero() {
+            bail!("batch.schedulePeriod: must be more than zero");
+        }
+        Ok(Session {
+            actions,
+            tiers,
+            period,
+        })
+    }
+}

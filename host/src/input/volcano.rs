@@ -1,0 +1,112 @@
+//! Batch-scheduling objects: Volcano's `scheduling.volcano.sh/v1beta1`
+//! PodGroup and Queue (kube-batch's `scheduling.incubator.k8s.io/v1alpha1`
+//! spells them the same), as `kubectl get -o json|yaml` prints them. Only
+//! the fields batch mode uses are typed; every other field is accepted and
+//! ignored.
+
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The annotation a pod joins its PodGroup by.
+pub const GROUP_NAME_ANNOTATION: &str = "scheduling.k8s.io/group-name";
+/// The annotation (or label) naming a pod's role in its job (Volcano's
+/// `batch.TaskSpecKey`), which `minTaskMember` counts by.
+pub const TASK_SPEC_KEY: &str = "volcano.sh/task-spec";
+/// The queue jobs go to when they name none (Volcano creates it).
+pub const DEFAULT_QUEUE: &str = "default";
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroup {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: PodGroupSpec,
+    #[serde(default)]
+    pub status: PodGroupStatus,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroupSpec {
+    /// Tasks that must be placed together (the gang); 1 when unset, as
+    /// Volcano's CRD defaults it.
+    pub min_member: Option<i32>,
+    /// Per role (`volcano.sh/task-spec`), the tasks that must be placed.
+    #[serde(default, deserialize_with = "crate::input::extender::null_as_default")]
+    pub min_task_member: BTreeMap<String, i32>,
+    pub queue: Option<String>,
+    pub priority_class_name: Option<String>,
+    /// Accepted; used by the enqueue action, which sift does not run.
+    pub min_resources: Option<BTreeMap<String, Quantity>>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PodGroupStatus {
+    /// Pending, Inqueue, Running, Unknown, Completed (empty = Pending).
+    pub phase: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Queue {
+    #[serde(default)]
+    pub metadata: ObjectMeta,
+    #[serde(default)]
+    pub spec: QueueSpec,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueSpec {
+    /// Share weight for proportion; 1 when unset (the CRD default).
+    pub weight: Option<i32>,
+    /// Upper bound of the queue's resources (proportion's capability).
+    #[serde(default, deserialize_with = "crate::input::extender::null_as_default")]
+    pub capability: BTreeMap<String, Quantity>,
+    #[serde(default)]
+    pub guarantee: Guarantee,
+    /// Higher first in proportion's queue order.
+    pub priority: Option<i32>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Guarantee {
+    #[serde(default, deserialize_with = "crate::input::extender::null_as_default")]
+    pub resource: BTreeMap<String, Quantity>,
+}
+
+impl PodGroup {
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}",
+            self.metadata.namespace.as_deref().unwrap_or("default"),
+            self.metadata.name.as_deref().unwrap_or_default()
+        )
+    }
+
+    pub fn min_member(&self) -> i32 {
+        self.spec.min_member.unwrap_or(1)
+    }
+
+    pub fn queue(&self) -> &str {
+        match self.spec.queue.as_deref() {
+            Some(q) if !q.is_empty() => q,
+            _ => DEFAULT_QUEUE,
+        }
+    }
+}
+
+impl Queue {
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    pub fn weight(&self) -> i32 {
+        self.spec.weight.unwrap_or(1)
+    }
+}

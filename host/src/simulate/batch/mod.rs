@@ -1,0 +1,703 @@
+//! `sift simulate --mode batch`: Volcano's scheduler (v1.11; kube-batch
+//! v0.5 before it) over the same workload, clock, cluster state and
+//! report as the scheduler mode.
+//!
+//! Every `schedulePeriod` of simulated time a **session** opens over the
+//! cluster as it is: jobs (PodGroups; a pod without
+//! `scheduling.k8s.io/group-name` is a job of one), their tasks (pods),
+//! queues and nodes ([`session`]). The configured **actions** run in order
+//! ([`actions`]): `allocate` places whole gangs or nothing, `backfill`
+//! places best-effort pods. The **plugins** of the tiers order queues,
+//! jobs and tasks and judge jobs ([`plugins`]); `predicates` runs sift's
+//! filter plugins after the idle-resource check ([`idle_fit`]),
+//! `nodeorder` its score plugins. At close, gang writes each PodGroup's
+//! condition, the job's phase follows, and pods not bound carry Volcano's
+//! message.
+//!
+//! Where kube-batch v0.5 and Volcano differ, sift follows Volcano: v0.5
+//! has no Statement, so a gang that never becomes ready keeps its
+//! tentative placements (hiding capacity) for the rest of the session;
+//! here they are discarded at once. Deterministic rules where upstream is
+//! random: ties between best nodes go to the first in node order (or a
+//! seeded choice), the predicate scan order is the node order, and the
+//! "origin" task of a FitError is the first by name. Sessions in which
+//! nothing could change (no arrival or departure since a session that
+//! bound nothing) are skipped: upstream they would only advance the
+//! predicate scan's start node.
+
+pub mod actions;
+pub mod idle_fit;
+pub mod job;
+pub mod plugins;
+pub mod resource;
+pub mod session;
+
+use super::Progress;
+use super::report::{GroupCondition, GroupOutcome, QueueSample, Report, Tracker};
+use crate::cluster::ClusterState;
+use crate::config::EngineOptions;
+use crate::config::batch::Session as SessionConfig;
+use crate::engine::Engine;
+use crate::engine::plugin::ConfiguredPlugin;
+use crate::engine::schedule::{Scheduler, TieBreak, WeightedScorer};
+use crate::input::kube;
+use crate::input::volcano::{self, PodGroup, Queue};
+use crate::input::workload::{Event, EventType};
+use anyhow::{Context, Result};
+use job::{Job, Task, TaskStatus};
+use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use resource::Res;
+use session::{QueueInfo, Session, State};
+use sift_sdk::Resources;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// What batch mode reads besides the workload.
+#[derive(Clone, Debug, Default)]
+pub struct BatchInput {
+    pub pod_groups: Vec<PodGroup>,
+    pub queues: Vec<Queue>,
+    pub priority_classes: Vec<PriorityClass>,
+    /// Pods bound in the cluster files: running tasks of their jobs.
+    pub bound_pods: Vec<k8s::Pod>,
+}
+
+/// How the loop runs.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Stop after this many sessions (upstream's unit tests run one).
+    pub max_sessions: Option<u32>,
+    /// Only pods with this `spec.schedulerName`; by default pods of
+    /// `default-scheduler`, `volcano` and `kube-batch` are taken.
+    pub scheduler_name: Option<String>,
+}
+
+/// Scheduler names batch mode takes when none is configured.
+const BATCH_SCHEDULERS: [&str; 3] = [kube::DEFAULT_SCHEDULER_NAME, "volcano", "kube-batch"];
+
+struct TaskRec {
+    object: Arc<k8s::Pod>,
+    requests: Resources,
+    status: TaskStatus,
+    node: Option<Arc<str>>,
+    group: String,
+}
+
+struct GroupRec {
+    pg: PodGroup,
+    /// A job of one for a pod without a group: not reported as a group.
+    shadow: bool,
+    phase: String,
+    condition: Option<GroupCondition>,
+    event: Option<String>,
+    placed: Option<u64>,
+    discarded: u32,
+}
+
+/// What persists between sessions.
+struct World {
+    tasks: BTreeMap<String, TaskRec>,
+    groups: BTreeMap<String, GroupRec>,
+    queues: Vec<QueueInfo>,
+    classes: BTreeMap<String, i32>,
+    default_priority: i32,
+}
+
+impl World {
+    fn new(input: &BatchInput) -> Result<World> {
+        let mut classes = BTreeMap::new();
+        let mut default_priority = 0;
+        for pc in &input.priority_classes {
+            let name = pc.metadata.name.clone().unwrap_or_default();
+            classes.insert(name, pc.value);
+            if pc.global_default == Some(true) {
+                default_priority = pc.value;
+            }
+        }
+        let mut queues: Vec<QueueInfo> =
+            input.queues.iter().map(queue_info).collect::<Result<_>>()?;
+        if !queues.iter().any(|q| q.name == volcano::DEFAULT_QUEUE) {
+            queues.push(QueueInfo {
+                name: volcano::DEFAULT_QUEUE.into(),
+                weight: 1,
+                priority: 0,
+                created: String::new(),
+                capability: None,
+                guarantee: Res::default(),
+            });
+        }
+        let groups = input
+            .pod_groups
+            .iter()
+            .map(|pg| {
+                (
+                    pg.key(),
+                    GroupRec {
+                        pg: pg.clone(),
+                        shadow: false,
+                        phase: pg.status.phase.clone().unwrap_or_default(),
+                        condition: None,
+                        event: None,
+                        placed: None,
+                        discarded: 0,
+                    },
+                )
+            })
+            .collect();
+        Ok(World {
+            tasks: BTreeMap::new(),
+            groups,
+            queues,
+            classes,
+            default_priority,
+        })
+    }
+
+    fn class_value(&self, name: Option<&str>) -> i32 {
+        name.and_then(|n| self.classes.get(n).copied())
+            .unwrap_or(self.default_priority)
+    }
+
+    /// The job a pod belongs to, creating a job of one for a pod without
+    /// a group; `Err` says why the pod can never be scheduled.
+    fn group_of(&mut self, pod: &k8s::Pod) -> Result<String, String> {
+        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
+        let named = pod
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|a| a.get(volcano::GROUP_NAME_ANNOTATION))
+            .filter(|g| !g.is_empty());
+        let key = match named {
+            Some(g) => {
+                let key = format!("{ns}/{g}");
+                if !self.groups.contains_key(&key) {
+                    return Err(format!(
+                        "PodGroup {key} (annotation {}) is not in the input: Volcano does not schedule pods of a missing PodGroup",
+                        volcano::GROUP_NAME_ANNOTATION
+                    ));
+                }
+                key
+            }
+            None => {
+                let name = pod.metadata.name.as_deref().unwrap_or_default();
+                let key = format!("{ns}/podgroup-{name}");
+                if !self.groups.contains_key(&key) {
+                    let mut pg = PodGroup::default();
+                    pg.metadata.name = Some(format!("podgroup-{name}"));
+                    pg.metadata.namespace = Some(ns.to_string());
+                    pg.metadata.creation_timestamp = pod.metadata.creation_timestamp.clone();
+                    pg.spec.min_member = Some(1);
+                    pg.spec.priority_class_name = pod
+                        .spec
+                        .as_ref()
+                        .and_then(|s| s.priority_class_name.clone());
+                    self.groups.insert(
+                        key.clone(),
+                        GroupRec {
+                            pg,
+                            shadow: true,
+                            phase: "Pending".into(),
+                            condition: None,
+                            event: None,
+                            placed: None,
+                            discarded: 0,
+                        },
+                    );
+                }
+                key
+            }
+        };
+        let queue = self.groups[&key].pg.queue().to_string();
+        if !self.queues.iter().any(|q| q.name == queue) {
+            return Err(format!(
+                "queue {queue:?} of PodGroup {key} is not in the input: Volcano does not schedule jobs of a missing queue"
+            ));
+        }
+        Ok(key)
+    }
+
+    fn add(&mut self, pod: &k8s::Pod, status: TaskStatus) -> Result<(), String> {
+        let group = self.group_of(pod)?;
+        let model = kube::pod(pod).map_err(|e| format!("{e:#}"))?;
+        let node = kube::bound_node(pod).map(Arc::from);
+        self.tasks.insert(
+            kube::pod_key(pod),
+            TaskRec {
+                object: Arc::new(pod.clone()),
+                requests: model.requests,
+                status,
+                node,
+                group,
+            },
+        );
+        Ok(())
+    }
+
+    fn has_pending(&self) -> bool {
+        self.tasks.values().any(|t| t.status == TaskStatus::Pending)
+    }
+
+    /// The session's snapshot of jobs, tasks and queues.
+    fn state(&self, cluster: &mut ClusterState) -> State {
+        let snapshot = cluster.snapshot();
+        let mut total = Res::default();
+        for n in snapshot.nodes() {
+            total.add(&Res::allocatable(&n.allocatable));
+        }
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut job_index: BTreeMap<&str, usize> = BTreeMap::new();
+        for (key, g) in &self.groups {
+            let (ns, name) = key.split_once('/').unwrap_or(("default", key));
+            let task_min: BTreeMap<String, i32> = g.pg.spec.min_task_member.clone();
+            job_index.insert(key, jobs.len());
+            jobs.push(Job {
+                uid: key.clone(),
+                name: name.to_string(),
+                namespace: ns.to_string(),
+                queue: g.pg.queue().to_string(),
+                min_available: g.pg.min_member(),
+                task_min_total: task_min.values().sum(),
+                task_min,
+                priority: self.class_value(g.pg.spec.priority_class_name.as_deref()),
+                created: timestamp(g.pg.metadata.creation_timestamp.as_ref()),
+                phase: g.phase.clone(),
+                tasks: Vec::new(),
+                fit_errors: BTreeMap::new(),
+            });
+        }
+        let mut tasks = Vec::with_capacity(self.tasks.len());
+        for (key, rec) in &self.tasks {
+            let Some(&j) = job_index.get(rec.group.as_str()) else {
+                continue;
+            };
+            let pod = &rec.object;
+            let spec = pod.spec.as_ref();
+            let priority = spec.and_then(|s| s.priority).unwrap_or_else(|| {
+                self.class_value(spec.and_then(|s| s.priority_class_name.as_deref()))
+            });
+            let name = pod.metadata.name.clone().unwrap_or_default();
+            let namespace = pod
+                .metadata
+                .namespace
+                .clone()
+                .unwrap_or_else(|| "default".into());
+            let resreq = Res::request(&rec.requests);
+            jobs[j].tasks.push(tasks.len());
+            tasks.push(Task {
+                key: key.clone(),
+                uid: pod
+                    .metadata
+                    .uid
+                    .clone()
+                    .unwrap_or_else(|| format!("{namespace}-{name}")),
+                name,
+                namespace,
+                created: timestamp(pod.metadata.creation_timestamp.as_ref()),
+                role: role_of(pod),
+                priority,
+                best_effort: resreq.is_empty(),
+                resreq,
+                status: rec.status,
+                node: rec.node.clone(),
+                last: None,
+                object: rec.object.clone(),
+                job: j,
+            });
+        }
+        State {
+            tasks,
+            jobs,
+            queues: self.queues.clone(),
+            total,
+        }
+    }
+}
+
+fn timestamp(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> String {
+    t.map(|t| t.0.to_string()).unwrap_or_default()
+}
+
+fn role_of(pod: &k8s::Pod) -> String {
+    let from = |m: &Option<BTreeMap<String, String>>| {
+        m.as_ref()
+            .and_then(|m| m.get(volcano::TASK_SPEC_KEY))
+            .filter(|v| !v.is_empty())
+            .cloned()
+    };
+    from(&pod.metadata.annotations)
+        .or_else(|| from(&pod.metadata.labels))
+        .unwrap_or_default()
+}
+
+fn queue_info(q: &Queue) -> Result<QueueInfo> {
+    let list = |m: &BTreeMap<String, k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+                path: &str|
+     -> Result<Res> {
+        let list =
+            kube::resource_list(Some(m), path).with_context(|| format!("Queue {}", q.name()))?;
+        let r = Resources::from_list(&list);
+        let mut res = Res::allocatable(&r);
+        if r.allowed_pod_number == 0 {
+            res.scalars.remove(resource::PODS);
+        }
+        Ok(res)
+    };
+    let capability = if q.spec.capability.is_empty() {
+        None
+    } else {
+        let mut c = list(&q.spec.capability, "spec.capability")?;
+        if c.cpu <= 0.0 {
+            c.cpu = f64::MAX;
+        }
+        if c.memory <= 0.0 {
+            c.memory = f64::MAX;
+        }
+        Some(c)
+    };
+    Ok(QueueInfo {
+        name: q.name().to_string(),
+        weight: q.weight(),
+        priority: q.spec.priority.unwrap_or(0),
+        created: timestamp(q.metadata.creation_timestamp.as_ref()),
+        capability,
+        guarantee: list(&q.spec.guarantee.resource, "spec.guarantee.resource")?,
+    })
+}
+
+/// The session's predicates and node order as a scheduler: the idle
+/// check, then `filters` when the `predicates` plugin is configured (and
+/// its `enabledPredicate` on); `scorers` when `nodeorder` is.
+pub fn scheduler(
+    filters: Vec<ConfiguredPlugin>,
+    scorers: Vec<WeightedScorer>,
+    config: &SessionConfig,
+    options: EngineOptions,
+    tie_break: TieBreak,
+) -> Result<Scheduler> {
+    let plugin = |name: &str| config.tiers.iter().flatten().find(|p| p.name == name);
+    let mut plugins = vec![ConfiguredPlugin {
+        plugin: Arc::new(idle_fit::IdleFit),
+        ignorable: false,
+    }];
+    if plugin("predicates").is_some_and(|p| p.enabled_predicate.unwrap_or(true)) {
+        plugins.extend(filters);
+    }
+    let scorers = if plugin("nodeorder").is_some_and(|p| p.enabled_node_order.unwrap_or(true)) {
+        scorers
+    } else {
+        Vec::new()
+    };
+    Ok(Scheduler::new(
+        Engine::new(plugins, options)?,
+        scorers,
+        tie_break,
+    ))
+}
+
+/// Replays `events` over `cluster` in sessions.
+pub fn run(
+    scheduler: &mut Scheduler,
+    mut cluster: ClusterState,
+    input: &BatchInput,
+    events: &[Event],
+    config: &SessionConfig,
+    options: &Options,
+    progress: &mut dyn Progress,
+) -> Result<Report> {
+    let mut tracker = Tracker::new(&mut cluster);
+    let mut world = World::new(input)?;
+    let takes = |pod: &k8s::Pod| -> Option<kube::SkipReason> {
+        match &options.scheduler_name {
+            Some(name) => kube::not_for_scheduler(pod, name),
+            None => match kube::not_for_scheduler(pod, kube::DEFAULT_SCHEDULER_NAME) {
+                Some(kube::SkipReason::OtherScheduler)
+                    if BATCH_SCHEDULERS.contains(
+                        &pod.spec
+                            .as_ref()
+                            .and_then(|s| s.scheduler_name.as_deref())
+                            .unwrap_or_default(),
+                    ) =>
+                {
+                    None
+                }
+                other => other,
+            },
+        }
+    };
+    // Bound pods of the cluster files are running tasks of their jobs;
+    // another scheduler's only hold their nodes' resources.
+    for pod in &input.bound_pods {
+        if takes(pod).is_none() {
+            let _ = world.add(pod, TaskStatus::Running);
+        }
+    }
+    let period_ms = (config.period.as_millis() as u64).max(1);
+    let mut now_ms: u64 = 0;
+    let mut i = 0;
+    let mut sessions = 0u32;
+    loop {
+        let mut changed_by_events = false;
+        while i < events.len() && events[i].time.unwrap_or(0) * 1000 <= now_ms {
+            let event = &events[i];
+            i += 1;
+            changed_by_events = true;
+            let now = event.time.unwrap_or(0);
+            let key = kube::pod_key(&event.object);
+            match event.kind {
+                EventType::Added => {
+                    if let Some(why) = takes(&event.object) {
+                        if kube::bound_node(&event.object).is_some() {
+                            cluster.upsert_pod(&event.object)?;
+                        } else {
+                            tracker.skipped(why);
+                        }
+                        continue;
+                    }
+                    let bound = kube::bound_node(&event.object).is_some();
+                    if bound {
+                        cluster.upsert_pod(&event.object)?;
+                        tracker.bound_from_input(&cluster, &key);
+                    } else {
+                        tracker.arrived(&key, now);
+                    }
+                    let status = if bound {
+                        TaskStatus::Running
+                    } else {
+                        TaskStatus::Pending
+                    };
+                    if let Err(why) = world.add(&event.object, status) {
+                        let requests = kube::pod(&event.object).ok().map(|p| p.requests);
+                        tracker.failed(&key, requests.as_ref(), why, None);
+                    }
+                }
+                EventType::Deleted => {
+                    if let Some(rec) = world.tasks.remove(&key)
+                        && rec.status == TaskStatus::Pending
+                    {
+                        tracker.departed(&key, now, None);
+                        continue;
+                    }
+                    if let Some((_, requests)) = cluster.bound_requests(&key) {
+                        let requests = requests.clone();
+                        cluster.remove_pod_key(&key);
+                        tracker.departed(&key, now, Some(&requests));
+                    }
+                }
+            }
+        }
+        let now = now_ms / 1000;
+        let mut bound = 0;
+        if world.has_pending() || changed_by_events {
+            bound = run_session(
+                scheduler,
+                &mut cluster,
+                &mut world,
+                &mut tracker,
+                config,
+                now,
+            )?;
+            sessions += 1;
+            tracker.sample(
+                now,
+                world
+                    .tasks
+                    .values()
+                    .filter(|t| t.status == TaskStatus::Pending)
+                    .count(),
+            );
+        }
+        progress.attempted(i, events.len());
+        if options.max_sessions.is_some_and(|m| sessions >= m) {
+            break;
+        }
+        if i >= events.len() && bound == 0 {
+            break;
+        }
+        now_ms += period_ms;
+        if bound == 0 && i < events.len() {
+            // Nothing can change before the next event: skip to the first
+            // session at or after it.
+            let next = events[i].time.unwrap_or(0) * 1000;
+            if next > now_ms {
+                now_ms += (next - now_ms).div_ceil(period_ms) * period_ms;
+            }
+        }
+    }
+    tracker.set_groups(
+        world
+            .groups
+            .iter()
+            .filter(|(_, g)| !g.shadow)
+            .map(|(key, g)| {
+                let tasks: Vec<&TaskRec> =
+                    world.tasks.values().filter(|t| &t.group == key).collect();
+                GroupOutcome {
+                    group: key.clone(),
+                    queue: g.pg.queue().to_string(),
+                    min_member: g.pg.min_member(),
+                    tasks: tasks.len(),
+                    bound: tasks
+                        .iter()
+                        .filter(|t| t.status != TaskStatus::Pending)
+                        .count(),
+                    phase: g.phase.clone(),
+                    placed: g.placed,
+                    discarded: g.discarded,
+                    condition: g.condition.clone(),
+                    event: g.event.clone(),
+                }
+            })
+            .collect(),
+    );
+    Ok(tracker.finish())
+}
+
+/// One session: open, actions, close. Returns how many pods it bound.
+fn run_session(
+    scheduler: &mut Scheduler,
+    cluster: &mut ClusterState,
+    world: &mut World,
+    tracker: &mut Tracker,
+    config: &SessionConfig,
+    now: u64,
+) -> Result<usize> {
+    let state = world.state(cluster);
+    let gang = config.tiers.iter().flatten().any(|p| p.name == "gang");
+    let mut s = Session::open(state, &config.tiers, cluster, scheduler);
+    for action in &config.actions {
+        match action.as_str() {
+            "allocate" => actions::allocate::execute(&mut s, &config.tiers)?,
+            "backfill" => actions::backfill::execute(&mut s)?,
+            _ => {}
+        }
+    }
+    // Close: gang's conditions, the cache's events and pod messages, the
+    // jobs' phases; then what was never bound leaves the nodes.
+    let mut messages: Vec<(usize, String)> = Vec::new();
+    for j in 0..s.state.jobs.len() {
+        let job = &s.state.jobs[j];
+        let st = &s.state;
+        let unschedulable = if gang {
+            plugins::gang::unschedulable_message(st, job)
+        } else {
+            None
+        };
+        let group = world.groups.get_mut(&job.uid);
+        if let Some(g) = group {
+            if gang {
+                g.condition = Some(match &unschedulable {
+                    Some(m) => GroupCondition {
+                        kind: "Unschedulable".into(),
+                        reason: plugins::gang::NOT_ENOUGH_RESOURCES.into(),
+                        message: m.clone(),
+                    },
+                    None => GroupCondition {
+                        kind: "Scheduled".into(),
+                        reason: "tasks in gang are ready to be scheduled".into(),
+                        message: String::new(),
+                    },
+                });
+            }
+            let allocated = job
+                .tasks
+                .iter()
+                .filter(|&&t| {
+                    st.tasks[t].status.allocated() || st.tasks[t].status == TaskStatus::Succeeded
+                })
+                .count() as i32;
+            let running = job
+                .tasks
+                .iter()
+                .any(|&t| st.tasks[t].status == TaskStatus::Running);
+            let phase = if running && unschedulable.is_some() {
+                "Unknown".to_string()
+            } else if allocated >= job.min_available {
+                "Running".to_string()
+            } else if job.phase != "Inqueue" {
+                "Pending".to_string()
+            } else {
+                job.phase.clone()
+            };
+            if phase == "Running" && g.placed.is_none() {
+                g.placed = Some(now);
+            }
+            let tried = !job.pending(&st.tasks).is_empty();
+            if matches!(phase.as_str(), "Pending" | "Inqueue" | "Unknown") && tried {
+                g.event = Some(plugins::gang::unschedulable_event(st, job));
+                if job.tasks.iter().any(|&t| st.tasks[t].last.is_some()) {
+                    g.discarded += 1;
+                }
+            }
+            g.phase = phase;
+        }
+        let base = job.fit_error(&st.tasks);
+        for &t in &job.tasks {
+            if matches!(
+                st.tasks[t].status,
+                TaskStatus::Pending | TaskStatus::Allocated
+            ) {
+                let (_, msg) = job.task_reason(&st.tasks, t);
+                messages.push((t, if msg.is_empty() { base.clone() } else { msg }));
+            }
+        }
+    }
+    for q in &s.state.queues {
+        if let Some((deserved, allocated)) = s.queue_share(&q.name) {
+            let mut names: Vec<&str> = deserved.names();
+            for n in allocated.names() {
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+            let share = deserved
+                .names()
+                .iter()
+                .map(|n| resource::share(allocated.get(n), deserved.get(n)))
+                .fold(0.0, f64::max);
+            tracker.queue_sample(QueueSample {
+                time: now,
+                queue: q.name.clone(),
+                weight: q.weight,
+                share,
+                resources: names
+                    .into_iter()
+                    .map(|n| {
+                        let scale = if n == "cpu" || n == "memory" || n == resource::PODS {
+                            1.0
+                        } else {
+                            1000.0
+                        };
+                        (
+                            n.to_string(),
+                            allocated.get(n) / scale,
+                            deserved.get(n) / scale,
+                        )
+                    })
+                    .collect(),
+            });
+        }
+    }
+    s.release_undispatched();
+    let dispatched = std::mem::take(&mut s.dispatched);
+    let state = s.state;
+    let bound = dispatched.len();
+    for (t, decision) in dispatched {
+        let task = &state.tasks[t];
+        if let Some(rec) = world.tasks.get_mut(&task.key) {
+            rec.status = TaskStatus::Running;
+            rec.node = Some(decision.node.clone());
+            tracker.bound(&task.key, now, &decision, &rec.requests);
+        }
+    }
+    for (t, msg) in messages {
+        let key = &state.tasks[t].key;
+        if let Some(rec) = world.tasks.get(key)
+            && rec.status == TaskStatus::Pending
+        {
+            tracker.failed(key, Some(&rec.requests), msg, None);
+        }
+    }
+    Ok(bound)
+}

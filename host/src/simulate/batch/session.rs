@@ -1,0 +1,463 @@
+//! One scheduling session (Volcano's `framework.Session`): the jobs, tasks
+//! and queues of a snapshot, the plugins of the tiers, and the operations
+//! actions use: order functions, job checks, predicates and node order
+//! (sift's engine and scorers), and the Statement that places a job's
+//! tasks tentatively and commits or discards them together.
+
+use super::job::{FitErrors, Job, NodeFit, Task, TaskStatus};
+use super::plugins::{self, Invalid, Plugin, Vote};
+use super::resource::Res;
+use crate::cluster::ClusterState;
+use crate::config::batch::PluginOption;
+use crate::engine::schedule::{Attempt, Decision, Scheduler};
+use crate::input::kube;
+use anyhow::Result;
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+#[derive(Clone, Debug)]
+pub struct QueueInfo {
+    pub name: String,
+    pub weight: i32,
+    /// `spec.priority`: higher first in proportion's order.
+    pub priority: i32,
+    pub created: String,
+    pub capability: Option<Res>,
+    pub guarantee: Res,
+}
+
+/// The snapshot a session works on.
+pub struct State {
+    pub tasks: Vec<Task>,
+    pub jobs: Vec<Job>,
+    pub queues: Vec<QueueInfo>,
+    /// All nodes' allocatable (`TotalResource`).
+    pub total: Res,
+}
+
+impl State {
+    pub fn queue(&self, name: &str) -> Option<&QueueInfo> {
+        self.queues.iter().find(|q| q.name == name)
+    }
+}
+
+struct Registered {
+    option: PluginOption,
+    plugin: Box<dyn Plugin>,
+}
+
+fn on(flag: Option<bool>) -> bool {
+    flag.unwrap_or(true)
+}
+
+pub struct Session<'a> {
+    pub state: State,
+    plugins: Vec<Registered>,
+    pub cluster: &'a mut ClusterState,
+    pub scheduler: &'a mut Scheduler,
+    /// The decision each Allocated task was placed with.
+    decisions: HashMap<usize, Decision>,
+    /// Tasks dispatched to bind this session, in order, with their
+    /// decisions.
+    pub dispatched: Vec<(usize, Decision)>,
+}
+
+impl<'a> Session<'a> {
+    /// Opens a session: every configured plugin's `OnSessionOpen`, in tier
+    /// order.
+    pub fn open(
+        state: State,
+        tiers: &[Vec<PluginOption>],
+        cluster: &'a mut ClusterState,
+        scheduler: &'a mut Scheduler,
+    ) -> Session<'a> {
+        let mut registered = Vec::new();
+        for option in tiers.iter().flatten() {
+            if let Some(plugin) = plugins::build(&option.name, &state) {
+                registered.push(Registered {
+                    option: option.clone(),
+                    plugin,
+                });
+            }
+        }
+        Session {
+            state,
+            plugins: registered,
+            cluster,
+            scheduler,
+            decisions: HashMap::new(),
+            dispatched: Vec::new(),
+        }
+    }
+
+    pub fn job_less(&self, l: usize, r: usize) -> bool {
+        for p in &self.plugins {
+            if !on(p.option.enabled_job_order) {
+                continue;
+            }
+            match p.plugin.job_order(&self.state, l, r) {
+                Ordering::Equal => {}
+                o => return o == Ordering::Less,
+            }
+        }
+        let (lj, rj) = (&self.state.jobs[l], &self.state.jobs[r]);
+        if lj.created == rj.created {
+            return lj.uid < rj.uid;
+        }
+        lj.created < rj.created
+    }
+
+    pub fn queue_less(&self, l: usize, r: usize) -> bool {
+        let (lq, rq) = (&self.state.queues[l], &self.state.queues[r]);
+        for p in &self.plugins {
+            if !on(p.option.enabled_queue_order) {
+                continue;
+            }
+            match p.plugin.queue_order(&self.state, lq, rq) {
+                Ordering::Equal => {}
+                o => return o == Ordering::Less,
+            }
+        }
+        if lq.created == rq.created {
+            return lq.name < rq.name;
+        }
+        lq.created < rq.created
+    }
+
+    pub fn task_less(&self, l: usize, r: usize) -> bool {
+        let (lt, rt) = (&self.state.tasks[l], &self.state.tasks[r]);
+        for p in &self.plugins {
+            if !on(p.option.enabled_task_order) {
+                continue;
+            }
+            match p.plugin.task_order(lt, rt) {
+                Ordering::Equal => {}
+                o => return o == Ordering::Less,
+            }
+        }
+        compare_task(lt, rt)
+    }
+
+    pub fn job_valid(&self, job: usize) -> Option<Invalid> {
+        let j = &self.state.jobs[job];
+        self.plugins
+            .iter()
+            .find_map(|p| p.plugin.job_valid(&self.state, j))
+    }
+
+    pub fn job_ready(&self, job: usize) -> bool {
+        let j = &self.state.jobs[job];
+        self.plugins
+            .iter()
+            .filter(|p| on(p.option.enabled_job_ready))
+            .all(|p| p.plugin.job_ready(&self.state, j).unwrap_or(true))
+    }
+
+    /// A Permit in a tier decides unless something rejects; a Reject
+    /// anywhere before decides against.
+    pub fn job_pipelined(&self, job: usize, tiers: &[Vec<PluginOption>]) -> bool {
+        let j = &self.state.jobs[job];
+        for tier in tiers {
+            let mut permit = false;
+            for option in tier {
+                if !on(option.enabled_job_pipelined) {
+                    continue;
+                }
+                let Some(p) = self.plugins.iter().find(|p| p.option.name == option.name) else {
+                    continue;
+                };
+                match p.plugin.job_pipelined(&self.state, j) {
+                    Some(Vote::Reject) => return false,
+                    Some(Vote::Permit) => permit = true,
+                    _ => {}
+                }
+            }
+            if permit {
+                return true;
+            }
+        }
+        true
+    }
+
+    pub fn overused(&self, queue: usize) -> bool {
+        let q = &self.state.queues[queue];
+        self.plugins
+            .iter()
+            .filter(|p| on(p.option.enabled_overused))
+            .any(|p| p.plugin.overused(&self.state, q).unwrap_or(false))
+    }
+
+    pub fn allocatable(&self, queue: usize, task: usize) -> bool {
+        let q = &self.state.queues[queue];
+        let t = &self.state.tasks[task];
+        self.plugins
+            .iter()
+            .filter(|p| on(p.option.enabled_allocatable))
+            .all(|p| p.plugin.allocatable(&self.state, q, t).unwrap_or(true))
+    }
+
+    /// proportion's (deserved, allocated) for a queue, if it runs.
+    pub fn queue_share(&self, queue: &str) -> Option<(Res, Res)> {
+        self.plugins
+            .iter()
+            .find_map(|p| p.plugin.queue_share(queue))
+    }
+
+    /// Predicates and node order for a task on the session's current
+    /// state: the chosen node, or why it fits none.
+    pub fn place(&mut self, task: usize) -> Result<Decision, FitErrors> {
+        let t = &self.state.tasks[task];
+        let pod = match kube::pod(&t.object) {
+            Ok(p) => p,
+            Err(e) => {
+                return Err(FitErrors {
+                    nodes: vec![NodeFit {
+                        node: "".into(),
+                        reasons: vec![format!("{e:#}")],
+                    }],
+                });
+            }
+        };
+        let snapshot = self.cluster.snapshot();
+        let Attempt {
+            filter,
+            decision,
+            error,
+        } = self.scheduler.schedule(&snapshot, pod);
+        if let Some(d) = decision {
+            return Ok(d);
+        }
+        // A plugin that failed fails the task on every node, as an Error
+        // status does in Volcano's FitErrors.
+        if let Some(e) = error.or(filter.error) {
+            return Err(FitErrors {
+                nodes: (0..snapshot.len() as u32)
+                    .map(|s| NodeFit {
+                        node: snapshot.name(s).clone(),
+                        reasons: vec![e.clone()],
+                    })
+                    .collect(),
+            });
+        }
+        Err(FitErrors {
+            nodes: filter
+                .statuses
+                .iter()
+                .map(|(node, st)| NodeFit {
+                    node: node.clone(),
+                    reasons: st.status.reasons().iter().map(|r| r.to_string()).collect(),
+                })
+                .collect(),
+        })
+    }
+
+    /// Places a task on its node in the session: the assumed pod joins
+    /// the cluster state (so later predicates see it) and the plugins
+    /// account for it.
+    pub fn allocate(&mut self, task: usize, decision: Decision) -> Result<()> {
+        let t = &self.state.tasks[task];
+        let mut assumed = (*t.object).clone();
+        assumed.spec.get_or_insert_with(Default::default).node_name =
+            Some(decision.node.to_string());
+        if !decision.annotations.is_empty() {
+            let annotations = assumed
+                .metadata
+                .annotations
+                .get_or_insert_with(Default::default);
+            for (k, v) in &decision.annotations {
+                annotations.insert(k.clone(), v.clone());
+            }
+        }
+        self.cluster.upsert_pod(&assumed)?;
+        let t = &mut self.state.tasks[task];
+        t.status = TaskStatus::Allocated;
+        t.node = Some(decision.node.clone());
+        self.decisions.insert(task, decision);
+        for p in &mut self.plugins {
+            p.plugin.on_allocate(&self.state, task);
+        }
+        Ok(())
+    }
+
+    /// Undoes [`Session::allocate`]: the task is Pending again and
+    /// remembers where it had been placed.
+    pub fn unallocate(&mut self, task: usize) {
+        for p in &mut self.plugins {
+            p.plugin.on_deallocate(&self.state, task);
+        }
+        let t = &mut self.state.tasks[task];
+        self.cluster.remove_pod_key(&t.key);
+        if let Some(node) = t.node.take() {
+            t.last = Some((t.status, node));
+        }
+        t.status = TaskStatus::Pending;
+        self.decisions.remove(&task);
+    }
+
+    /// Sends an Allocated task to bind (`dispatch`): status Binding.
+    pub fn dispatch(&mut self, task: usize) {
+        let t = &mut self.state.tasks[task];
+        if t.status != TaskStatus::Allocated {
+            return;
+        }
+        t.status = TaskStatus::Binding;
+        t.last = None;
+        if let Some(d) = self.decisions.remove(&task) {
+            self.dispatched.push((task, d));
+        }
+    }
+
+    /// `Session.Allocate` (backfill's): allocate, and bind every
+    /// Allocated task of the job once it is ready.
+    pub fn allocate_and_dispatch(&mut self, task: usize, decision: Decision) -> Result<()> {
+        self.allocate(task, decision)?;
+        let job = self.state.tasks[task].job;
+        if self.job_ready(job) {
+            for t in self.state.jobs[job].tasks.clone() {
+                self.dispatch(t);
+            }
+        }
+        Ok(())
+    }
+
+    /// Tasks still Allocated when the session closes were never bound:
+    /// their pods leave the cluster state. Returns them.
+    pub fn release_undispatched(&mut self) -> Vec<usize> {
+        let left: Vec<usize> = (0..self.state.tasks.len())
+            .filter(|&t| self.state.tasks[t].status == TaskStatus::Allocated)
+            .collect();
+        for &t in &left {
+            let key = self.state.tasks[t].key.clone();
+            self.cluster.remove_pod_key(&key);
+        }
+        left
+    }
+}
+
+/// Volcano's default task order (`CompareTask`): by the pod name's index
+/// suffix (`<job>-<task>-<n>`) when both have one and they differ, else
+/// by creation time, then UID.
+fn compare_task(l: &Task, r: &Task) -> bool {
+    fn index(name: &str) -> Option<i64> {
+        let parts: Vec<&str> = name.split('-').collect();
+        if parts.len() >= 3 {
+            parts[parts.len() - 1].parse().ok()
+        } else {
+            None
+        }
+    }
+    if let (Some(a), Some(b)) = (index(&l.name), index(&r.name))
+        && a != b
+    {
+        return a < b;
+    }
+    if l.created == r.created {
+        return l.uid < r.uid;
+    }
+    l.created < r.created
+}
+
+/// A job's operations in one allocate pass (`framework.Statement`).
+#[derive(Default)]
+pub struct Statement {
+    allocated: Vec<usize>,
+}
+
+impl Statement {
+    pub fn allocate(&mut self, s: &mut Session, task: usize, decision: Decision) -> Result<()> {
+        s.allocate(task, decision)?;
+        self.allocated.push(task);
+        Ok(())
+    }
+
+    /// Binds what was placed.
+    pub fn commit(self, s: &mut Session) {
+        for t in self.allocated {
+            s.dispatch(t);
+        }
+    }
+
+    /// Undoes every placement, last first, so the job holds nothing.
+    pub fn discard(self, s: &mut Session) {
+        for &t in self.allocated.iter().rev() {
+            s.unallocate(t);
+        }
+    }
+}
+
+/// A minimal binary heap over indices with a session comparator, as
+/// Volcano's `util.PriorityQueue` (Go's `container/heap`). Elements'
+/// keys may change only while they are out of the heap.
+#[derive(Default)]
+pub struct PriorityQueue {
+    items: Vec<usize>,
+}
+
+impl PriorityQueue {
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn push(&mut self, x: usize, less: &dyn Fn(usize, usize) -> bool) {
+        self.items.push(x);
+        let mut j = self.items.len() - 1;
+        while j > 0 {
+            let i = (j - 1) / 2;
+            if i == j || !less(self.items[j], self.items[i]) {
+                break;
+            }
+            self.items.swap(i, j);
+            j = i;
+        }
+    }
+
+    pub fn pop(&mut self, less: &dyn Fn(usize, usize) -> bool) -> Option<usize> {
+        if self.items.is_empty() {
+            return None;
+        }
+        let n = self.items.len() - 1;
+        self.items.swap(0, n);
+        let mut i = 0;
+        loop {
+            let j1 = 2 * i + 1;
+            if j1 >= n {
+                break;
+            }
+            let mut j = j1;
+            let j2 = j1 + 1;
+            if j2 < n && less(self.items[j2], self.items[j1]) {
+                j = j2;
+            }
+            if !less(self.items[j], self.items[i]) {
+                break;
+            }
+            self.items.swap(i, j);
+            i = j;
+        }
+        self.items.pop()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PriorityQueue;
+
+    #[test]
+    fn heap_pops_in_comparator_order() {
+        let keys = [5, 3, 9, 1, 7, 3, 8];
+        let less = |a: usize, b: usize| (keys[a], a) < (keys[b], b);
+        let mut q = PriorityQueue::default();
+        for i in 0..keys.len() {
+            q.push(i, &less);
+        }
+        let mut out = Vec::new();
+        while let Some(i) = q.pop(&less) {
+            out.push(keys[i]);
+        }
+        assert_eq!(out, vec![1, 3, 3, 5, 7, 8, 9]);
+    }
+}
