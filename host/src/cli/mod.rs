@@ -108,6 +108,13 @@ enum Command {
     /// Each pod that fits nowhere keeps kube-scheduler's FitError message,
     /// DefaultPreemption's part included. Ties between the best nodes go
     /// to the first in filter order (--seed for random ties).
+    ///
+    /// --mode batch runs Volcano's scheduler instead: a session every
+    /// batch.schedulePeriod (1s) runs the actions (allocate, backfill) over
+    /// tiers of plugins (priority, gang | drf, predicates, proportion,
+    /// nodeorder); a gang (PodGroup minMember) is bound whole or not at
+    /// all, queues share the cluster by weight. PodGroups, Queues and
+    /// PriorityClasses come from the cluster files.
     Simulate(SimulateArgs),
 }
 

@@ -1,6 +1,7 @@
-//! `sift simulate`: a workload through kube-scheduler's scheduleOne loop,
-//! once per configuration; per-pod outcomes, a summary or comparison
-//! table, a timeline CSV and a plot.
+//! `sift simulate`: a workload through kube-scheduler's scheduleOne loop
+//! (or, `--mode batch`, Volcano's sessions), once per configuration;
+//! per-pod outcomes, a summary or comparison table, a timeline CSV and a
+//! plot; in batch mode also PodGroup outcomes and queue shares.
 
 use super::{PluginSource, catalog, load_config, parse_parallelism};
 use crate::cluster::ClusterState;
@@ -10,13 +11,23 @@ use crate::engine::schedule::{Scheduler, TieBreak};
 use crate::input::workload::{self, Event, EventType};
 use crate::input::{Objects, kube};
 use crate::plugins::extender::http_extenders;
-use crate::simulate::{self, Options, Progress, plot, report::Report};
+use crate::simulate::{self, Options, Progress, batch, plot, report::Report};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
+
+/// Which scheduler the simulation runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Mode {
+    /// kube-scheduler's scheduleOne: one pod per cycle, queue order.
+    Scheduler,
+    /// Volcano's sessions every `batch.schedulePeriod`: gangs (PodGroup
+    /// minMember) placed whole or not at all, queues sharing by weight.
+    Batch,
+}
 
 #[derive(Args)]
 pub(super) struct SimulateArgs {
@@ -76,6 +87,24 @@ pub(super) struct SimulateArgs {
     /// (its Figs. 11-14 use 100).
     #[arg(long, value_name = "PERCENT")]
     at_arrived: Option<i64>,
+    /// `batch`: Volcano's sessions (actions and tiers from the config's
+    /// `batch:`; PodGroups, Queues and PriorityClasses from the cluster
+    /// files; a pod joins a gang by the annotation
+    /// scheduling.k8s.io/group-name).
+    #[arg(long, value_enum, default_value = "scheduler")]
+    mode: Mode,
+    /// Batch mode: stop after this many sessions (default: when the
+    /// workload is over and a session binds nothing).
+    #[arg(long, value_name = "N")]
+    sessions: Option<u32>,
+    /// Batch mode: write each PodGroup's outcome as JSON lines (phase,
+    /// tasks bound, the condition and event Volcano would write).
+    #[arg(long, value_name = "FILE.jsonl")]
+    groups_out: Option<PathBuf>,
+    /// Batch mode: write each queue's allocated and deserved resources per
+    /// session as CSV (proportion's view).
+    #[arg(long, value_name = "FILE.csv")]
+    queues_out: Option<PathBuf>,
 }
 
 /// A progress bar on stderr, hidden when stderr is not a terminal.
@@ -122,6 +151,35 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             "nothing to simulate: the cluster files have no pending pod and no --workload was given"
         );
     }
+    if a.mode == Mode::Scheduler {
+        for (flag, set) in [
+            ("--sessions", a.sessions.is_some()),
+            ("--groups-out", a.groups_out.is_some()),
+            ("--queues-out", a.queues_out.is_some()),
+        ] {
+            if set {
+                bail!("{flag} is for --mode batch");
+            }
+        }
+        if !cluster.pod_groups.is_empty() {
+            tracing::warn!(
+                "the cluster files have {} PodGroup(s): only --mode batch schedules gangs",
+                cluster.pod_groups.len()
+            );
+        }
+    } else if a.no_retry || a.explain.is_some() {
+        bail!("--no-retry and --explain are for --mode scheduler");
+    }
+    let batch_input = batch::BatchInput {
+        pod_groups: cluster.pod_groups.iter().map(|(o, _)| o.clone()).collect(),
+        queues: cluster.queues.iter().map(|(o, _)| o.clone()).collect(),
+        priority_classes: cluster
+            .priority_classes
+            .iter()
+            .map(|(o, _)| o.clone())
+            .collect(),
+        bound_pods: bound.pods.iter().map(|(p, _)| p.clone()).collect(),
+    };
     let configs: Vec<(String, Config)> = if a.config.is_empty() {
         vec![("default".into(), Config::default())]
     } else {
@@ -150,13 +208,28 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         if let Some(p) = a.parallelism {
             options.parallelism = p;
         }
-        let engine = Engine::new(catalog.select(&config.filter_plugins())?, options)?
-            .with_extenders(http_extenders(&config.extenders)?);
+        let filters = catalog.select(&config.filter_plugins())?;
         let scorers = catalog
             .select_scorers(config)
             .with_context(|| format!("config {label}"))?;
         let tie = a.seed.map_or(TieBreak::NodeOrder, TieBreak::Random);
-        let mut scheduler = Scheduler::new(engine, scorers, tie);
+        let session = match a.mode {
+            Mode::Batch => Some(
+                config
+                    .batch
+                    .session()
+                    .with_context(|| format!("config {label}"))?,
+            ),
+            Mode::Scheduler => None,
+        };
+        let mut scheduler = match &session {
+            Some(session) => batch::scheduler(filters, scorers, session, options, tie)?,
+            None => {
+                let engine = Engine::new(filters, options)?
+                    .with_extenders(http_extenders(&config.extenders)?);
+                Scheduler::new(engine, scorers, tie)
+            }
+        };
         let full = scheduler.engine().full_objects();
         let state = ClusterState::from_objects_with(
             &bound,
@@ -180,11 +253,33 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         bar.set_prefix(label.clone());
         let mut progress = Bar(bar);
         let started = Instant::now();
-        let report = simulate::run(&mut scheduler, state, &events, &options, &mut progress)?;
+        let report = match &session {
+            Some(session) => {
+                let options = batch::Options {
+                    max_sessions: a.sessions,
+                    scheduler_name: config.scheduler_name.clone(),
+                };
+                batch::run(
+                    &mut scheduler,
+                    state,
+                    &batch_input,
+                    &events,
+                    session,
+                    &options,
+                    &mut progress,
+                )?
+            }
+            None => simulate::run(&mut scheduler, state, &events, &options, &mut progress)?,
+        };
         progress.0.finish_and_clear();
         reports.push((label.clone(), report, started.elapsed().as_secs_f64()));
     }
-    for (path, what) in [(&a.pods_out, "pods"), (&a.timeline, "timeline")] {
+    for (path, what) in [
+        (&a.pods_out, "pods"),
+        (&a.timeline, "timeline"),
+        (&a.groups_out, "groups"),
+        (&a.queues_out, "queues"),
+    ] {
         let Some(path) = path else { continue };
         for (label, report, _) in &reports {
             let file = output_path(path, label, reports.len());
@@ -194,6 +289,8 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             );
             match what {
                 "pods" => report.write_pods(&mut out),
+                "groups" => report.write_groups(&mut out),
+                "queues" => report.write_queues(&mut out),
                 _ => report.write_timeline(&mut out),
             }
             .and_then(|_| out.flush())
@@ -325,6 +422,14 @@ fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
         if preempted > 0 {
             out.push_str(&format!(
                 "\n{preempted} bound pod(s) evicted by preemption (see --pods-out: preemptedBy)\n"
+            ));
+        }
+        if !report.groups.is_empty() {
+            let whole = report.groups.iter().filter(|g| g.placed.is_some()).count();
+            let discards: u32 = report.groups.iter().map(|g| g.discarded).sum();
+            out.push_str(&format!(
+                "\npod groups: {whole} of {} placed whole; {discards} placement(s) discarded because a gang was short (see --groups-out)\n",
+                report.groups.len()
             ));
         }
         if !report.skipped.is_empty() {

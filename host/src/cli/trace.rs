@@ -1,6 +1,6 @@
 //! `sift trace`: import a published trace as a cluster and a workload.
 
-use crate::input::{openb, workload};
+use crate::input::{gangs, openb, workload};
 use anyhow::{Result, anyhow, bail};
 use clap::{Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -81,6 +81,15 @@ pub(super) enum TraceCommand {
         /// cluster's GPU milli (the paper: 1.3); 0 keeps the trace's pods.
         #[arg(long, default_value_t = 1.3, requires = "replay")]
         tune: f64,
+        /// For `sift simulate --mode batch`: group the pods into gangs of
+        /// MIN-MAX pods (e.g. 2-8) and write OUT/batch.json with their
+        /// PodGroups (minMember = size) and one Queue per QoS class (weight
+        /// 1). Pods of one shape (requests, GPU need, QoS) fill one gang at
+        /// a time, in arrival order; the g-th gang wants MIN + g mod
+        /// (MAX-MIN+1) pods; a gang still short at the end keeps the pods
+        /// it has. Pass OUT/batch.json as a --cluster file.
+        #[arg(long, value_name = "MIN-MAX")]
+        gangs: Option<String>,
     },
 }
 
@@ -101,7 +110,9 @@ pub(super) fn trace(c: TraceCommand) -> Result<ExitCode> {
             replay,
             seed,
             tune,
+            gangs,
         } => {
+            let gangs = gangs.as_deref().map(gangs::parse_range).transpose()?;
             if let Some(Replay::Fgd) = replay {
                 let Some(seed) = seed else {
                     bail!("--replay fgd needs --seed (the paper uses 42 to 51)");
@@ -109,10 +120,15 @@ pub(super) fn trace(c: TraceCommand) -> Result<ExitCode> {
                 if !tune.is_finite() || tune < 0.0 {
                     bail!("--tune must be 0 (no tuning) or positive, got {tune}");
                 }
-                return fgd_replay(&nodes, &pods, &out, seed, tune);
+                return fgd_replay(&nodes, &pods, &out, seed, tune, gangs);
             }
-            let t = openb::import(&nodes, &pods, gpu_nodes_only)?;
+            let mut t = openb::import(&nodes, &pods, gpu_nodes_only)?;
+            let grouped =
+                gangs.map(|(min, max)| gangs::group(&mut t.events, min, max, openb::QOS_LABEL));
             write_trace(&out, &t)?;
+            if let Some(g) = grouped {
+                write_gangs(&out, &g)?;
+            }
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -164,9 +180,35 @@ fn write_trace(out: &Path, t: &openb::Trace) -> Result<()> {
     Ok(())
 }
 
-fn fgd_replay(nodes: &Path, pods: &Path, out: &Path, seed: u64, tune: f64) -> Result<ExitCode> {
-    let r = openb::import_fgd_replay(nodes, pods, seed, tune)?;
+/// Writes OUT/batch.json: the gangs' PodGroups and Queues.
+fn write_gangs(out: &Path, g: &gangs::Gangs) -> Result<()> {
+    let path = out.join("batch.json");
+    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": g.objects});
+    write_file(&path, &serde_json::to_vec_pretty(&list)?)?;
+    println!(
+        "{} pods in {} gangs (PodGroups and Queues) -> {}",
+        g.pods,
+        g.groups,
+        path.display()
+    );
+    Ok(())
+}
+
+fn fgd_replay(
+    nodes: &Path,
+    pods: &Path,
+    out: &Path,
+    seed: u64,
+    tune: f64,
+    gang_sizes: Option<(usize, usize)>,
+) -> Result<ExitCode> {
+    let mut r = openb::import_fgd_replay(nodes, pods, seed, tune)?;
+    let grouped =
+        gang_sizes.map(|(min, max)| gangs::group(&mut r.trace.events, min, max, openb::QOS_LABEL));
     write_trace(out, &r.trace)?;
+    if let Some(g) = grouped {
+        write_gangs(out, &g)?;
+    }
     if r.target_gpu_milli > 0.0 {
         println!(
             "replay: seed {seed}, {} trace pods shuffled, tuned to {tune} x capacity ({:.0} milli-GPU): {} clones appended, {} pods removed",

@@ -2,10 +2,12 @@
 //! from files ([`read`]) and turned into the plugin model ([`kube`]);
 //! workloads of pod events ([`workload`]) and the openb trace imported as
 //! such ([`openb`]); the extender protocol's messages ([`extender`]);
-//! batch mode's PodGroups and Queues ([`volcano`]). The
+//! batch mode's PodGroups and Queues ([`volcano`]) and gangs made from a
+//! workload ([`gangs`]). The
 //! lowest layer of the host: it imports nothing else of sift's.
 
 pub mod extender;
+pub mod gangs;
 pub mod kube;
 pub mod openb;
 pub mod read;

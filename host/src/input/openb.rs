@@ -87,6 +87,9 @@ struct PodRow {
 }
 
 /// A trace as objects: the cluster's nodes (`kubectl get nodes -o json`
+/// The label a pod's `qos` column becomes.
+pub const QOS_LABEL: &str = "sift.io/openb-qos";
+
 /// items) and the workload.
 pub struct Trace {
     pub nodes: Vec<serde_json::Value>,
@@ -564,7 +567,7 @@ fn pod(p: &PodRow, name: &str, created: Option<k8s_openapi::jiff::Timestamp>) ->
     }]);
     let mut labels = json!({"app": "openb"});
     if !p.qos.is_empty() {
-        labels["sift.io/openb-qos"] = json!(p.qos);
+        labels[QOS_LABEL] = json!(p.qos);
     }
     let obj = json!({
         "apiVersion": "v1", "kind": "Pod",

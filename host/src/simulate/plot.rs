@@ -30,9 +30,12 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
     };
     let r = first.main_resource();
     let resource = first.resources[r].0.clone();
-    let root = SVGBackend::new(path, (1100, 480)).into_drawing_area();
+    let queues = runs.iter().any(|(_, rep)| !rep.queues.is_empty());
+    let width = if queues { 1650 } else { 1100 };
+    let root = SVGBackend::new(path, (width, 480)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let (left, right) = root.split_horizontally(560);
+    let (left, rest) = root.split_horizontally(560);
+    let (right, third) = rest.split_horizontally(if queues { 540 } else { 560 });
 
     // Allocation (% of capacity) against arrived demand (% of capacity).
     let pct = |v: i64, cap: i64| {
@@ -133,8 +136,99 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
             ))
             .map_err(err)?;
     }
+    if queues {
+        queue_shares(&third, runs, &resource)?;
+    }
     root.present()
         .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// Batch mode: each queue's allocation of the main resource over time
+/// (solid) against what proportion says it deserves (dashed), as % of the
+/// cluster.
+fn queue_shares<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    runs: &[(String, &Report)],
+    resource: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let max_x = runs
+        .iter()
+        .flat_map(|(_, rep)| rep.queues.iter().map(|q| q.time as f64))
+        .fold(1.0f64, f64::max);
+    let mut chart = ChartBuilder::on(area)
+        .caption(
+            format!("queues: {resource} allocated (solid) vs deserved (dashed)"),
+            ("sans-serif", 16),
+        )
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(44)
+        .build_cartesian_2d(0.0..max_x, 0.0..100.0)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("time, s")
+        .y_desc("% of cluster")
+        .draw()
+        .map_err(err)?;
+    let mut color_index = 0;
+    for (label, rep) in runs {
+        let total = rep
+            .resources
+            .iter()
+            .find(|(n, _)| n == resource)
+            .map_or(0, |(_, t)| *t) as f64;
+        let mut names: Vec<&str> = rep.queues.iter().map(|q| q.queue.as_str()).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let color = COLORS[color_index % COLORS.len()];
+            color_index += 1;
+            let series = |deserved: bool| {
+                rep.queues
+                    .iter()
+                    .filter(move |q| q.queue == name)
+                    .map(move |q| {
+                        let v = q
+                            .resources
+                            .iter()
+                            .find(|(n, _, _)| n == resource)
+                            .map_or(0.0, |(_, a, d)| if deserved { *d } else { *a });
+                        let pct = if total > 0.0 { 100.0 * v / total } else { 0.0 };
+                        (q.time as f64, pct.min(100.0))
+                    })
+            };
+            let legend = if runs.len() > 1 {
+                format!("{label}: {name}")
+            } else {
+                name.to_string()
+            };
+            chart
+                .draw_series(LineSeries::new(series(false), color.stroke_width(2)))
+                .map_err(err)?
+                .label(legend)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color));
+            chart
+                .draw_series(DashedLineSeries::new(
+                    series(true),
+                    6,
+                    4,
+                    color.stroke_width(1),
+                ))
+                .map_err(err)?;
+        }
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
     Ok(())
 }
 

@@ -530,6 +530,31 @@ impl Report {
 
     /// The samples as CSV: time, attempts, scheduled, pending, then per
     /// resource the allocated and arrived percentages of capacity.
+    /// Batch mode: one JSON line per PodGroup.
+    pub fn write_groups(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        for g in &self.groups {
+            serde_json::to_writer(&mut *out, g)?;
+            out.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    /// Batch mode: queue shares per session as CSV, one row per queue and
+    /// resource (cpu in millicores, memory in bytes, others in units).
+    pub fn write_queues(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "time,queue,weight,share,resource,allocated,deserved")?;
+        for q in &self.queues {
+            for (name, allocated, deserved) in &q.resources {
+                writeln!(
+                    out,
+                    "{},{},{},{:.6},{},{},{}",
+                    q.time, q.queue, q.weight, q.share, name, allocated, deserved
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn write_timeline(&self, out: &mut dyn Write) -> std::io::Result<()> {
         let mut header = vec![
             "time".to_string(),
@@ -570,7 +595,18 @@ fn ratio(part: i64, whole: i64) -> f64 {
 /// The reasons of a FitError message: "0/3 nodes are available: 2 A, 1
 /// B. preemption: ..." gives ["A", "B"]; another message is its own reason.
 pub fn reasons_of(message: &str) -> Vec<String> {
-    let Some(rest) = message.split_once("nodes are available: ").map(|(_, r)| r) else {
+    // Volcano's FitErrors say "nodes are unavailable"; a gang's task that
+    // fit but was discarded, or never got its turn, says so.
+    let found = message
+        .split_once("nodes are available: ")
+        .or_else(|| message.split_once("nodes are unavailable: "));
+    let Some(rest) = found.map(|(_, r)| r) else {
+        if message.starts_with("Pod ") && message.contains(" can possibly be assigned to ") {
+            return vec!["fit, but its gang did not (placement discarded)".to_string()];
+        }
+        if message.starts_with("pod group is not ready") {
+            return vec!["pod group is not ready".to_string()];
+        }
         return vec![message.to_string()];
     };
     let histogram = rest.split(". preemption:").next().unwrap_or(rest);
@@ -632,5 +668,26 @@ mod tests {
             ["node(s) had untolerated taint(s)", "Insufficient cpu"]
         );
         assert_eq!(reasons_of("plugin X: trapped"), ["plugin X: trapped"]);
+    }
+
+    #[test]
+    fn reasons_of_volcano_messages() {
+        assert_eq!(
+            reasons_of(
+                "pod group is not ready, 2 Pending, 2 minAvailable; Pending: 2 Unschedulable. Origin reason is p1: 0/3 nodes are unavailable: 1 Insufficient cpu, 2 node(s) didn't match Pod's node affinity/selector."
+            ),
+            [
+                "Insufficient cpu",
+                "node(s) didn't match Pod's node affinity/selector"
+            ]
+        );
+        assert_eq!(
+            reasons_of("pod group is not ready, 2 Pending, 3 minAvailable"),
+            ["pod group is not ready"]
+        );
+        assert_eq!(
+            reasons_of("Pod c1/p0 can possibly be assigned to n1"),
+            ["fit, but its gang did not (placement discarded)"]
+        );
     }
 }

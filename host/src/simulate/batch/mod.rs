@@ -93,6 +93,11 @@ struct GroupRec {
     event: Option<String>,
     placed: Option<u64>,
     discarded: u32,
+    /// Its tasks in the world.
+    members: usize,
+    /// Its pods ran and all left: the job is over and the PodGroup leaves
+    /// the sessions (phase Completed), as when its job is deleted.
+    finished: bool,
 }
 
 /// What persists between sessions.
@@ -141,6 +146,8 @@ impl World {
                         event: None,
                         placed: None,
                         discarded: 0,
+                        members: 0,
+                        finished: false,
                     },
                 )
             })
@@ -203,6 +210,8 @@ impl World {
                             event: None,
                             placed: None,
                             discarded: 0,
+                            members: 0,
+                            finished: false,
                         },
                     );
                 }
@@ -222,7 +231,11 @@ impl World {
         let group = self.group_of(pod)?;
         let model = kube::pod(pod).map_err(|e| format!("{e:#}"))?;
         let node = kube::bound_node(pod).map(Arc::from);
-        self.tasks.insert(
+        if let Some(g) = self.groups.get_mut(&group) {
+            g.members += 1;
+            g.finished = false;
+        }
+        let replaced = self.tasks.insert(
             kube::pod_key(pod),
             TaskRec {
                 object: Arc::new(pod.clone()),
@@ -232,7 +245,23 @@ impl World {
                 group,
             },
         );
+        if let Some(old) = replaced {
+            self.left(&old.group);
+        }
         Ok(())
+    }
+
+    /// A task left: a group that ran and has no pod left is over.
+    fn left(&mut self, group: &str) {
+        let Some(g) = self.groups.get_mut(group) else {
+            return;
+        };
+        g.members = g.members.saturating_sub(1);
+        if g.members == 0 && g.placed.is_some() {
+            g.finished = true;
+            g.phase = "Completed".into();
+            g.condition = None;
+        }
     }
 
     fn has_pending(&self) -> bool {
@@ -249,6 +278,9 @@ impl World {
         let mut jobs: Vec<Job> = Vec::new();
         let mut job_index: BTreeMap<&str, usize> = BTreeMap::new();
         for (key, g) in &self.groups {
+            if g.finished {
+                continue;
+            }
             let (ns, name) = key.split_once('/').unwrap_or(("default", key));
             let task_min: BTreeMap<String, i32> = g.pg.spec.min_task_member.clone();
             job_index.insert(key, jobs.len());
@@ -473,9 +505,11 @@ pub fn run(
                     }
                 }
                 EventType::Deleted => {
-                    if let Some(rec) = world.tasks.remove(&key)
-                        && rec.status == TaskStatus::Pending
-                    {
+                    let removed = world.tasks.remove(&key);
+                    if let Some(rec) = &removed {
+                        world.left(&rec.group);
+                    }
+                    if removed.is_some_and(|rec| rec.status == TaskStatus::Pending) {
                         tracker.departed(&key, now, None);
                         continue;
                     }
