@@ -23,7 +23,7 @@ use crate::input::kube;
 use crate::input::workload::{Event, EventType};
 use crate::plugins::extender::http_extenders;
 use crate::plugins::registry::Catalog;
-use crate::simulate::{self, report::Report};
+use crate::simulate::{self, Runner, report::Report};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
@@ -187,7 +187,7 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
     let options = EngineOptions {
         percentage_of_nodes_to_score: 100,
         parallelism: 2,
-        always_check_all_predicates: false,
+        ..EngineOptions::default()
     };
     let mut engine = Engine::new(plugins, options)?;
     let full = engine.full_objects();
@@ -389,26 +389,33 @@ fn run_simulation_case(
                 ignorable: false,
             })
             .collect(),
+        None if batch => config.batch_filter_plugins(),
         None => config.filter_plugins(),
     };
     let plugins = catalog.select(&filters)?;
     let scorers = catalog.select_scorers(&config)?;
     let mut options = config.engine_options();
     options.parallelism = 2;
-    let mut scheduler = if batch {
+    let mut runner = if batch {
         let session = config.batch.session().context("config")?;
-        simulate::batch::scheduler(plugins, scorers, &session, options, TieBreak::NodeOrder)?
+        Runner::Batch(simulate::batch::schedulers(
+            plugins,
+            scorers,
+            &session,
+            options,
+            TieBreak::NodeOrder,
+        )?)
     } else {
         let engine =
             Engine::new(plugins, options)?.with_extenders(http_extenders(&config.extenders)?);
-        Scheduler::new(engine, scorers, TieBreak::NodeOrder)
+        Runner::Scheduler(Scheduler::new(engine, scorers, TieBreak::NodeOrder))
     };
-    let full = scheduler.engine().full_objects();
+    let full = runner.main().engine().full_objects();
     let cluster = ClusterState::from_objects_with(
         &objects,
         full.node,
         config.scheduler_name(),
-        &scheduler.pod_annotation_keys(),
+        &runner.main().pod_annotation_keys(),
     )?;
     let events: Vec<Event> = pending
         .pods
@@ -419,56 +426,59 @@ fn run_simulation_case(
             object,
         })
         .collect();
-    let report = if batch {
-        let mut batch_objects = Objects::default();
-        for (field, kind, values) in [
-            ("queues", "Queue", case.queues),
-            ("podGroups", "PodGroup", case.pod_groups),
-            ("priorityClasses", "PriorityClass", case.priority_classes),
-        ] {
-            for (i, v) in values.into_iter().enumerate() {
-                batch_objects.add_json(file, &format!("{field}[{i}]"), v, Some(kind))?;
+    let report = match &mut runner {
+        Runner::Batch(schedulers) => {
+            let mut batch_objects = Objects::default();
+            for (field, kind, values) in [
+                ("queues", "Queue", case.queues),
+                ("podGroups", "PodGroup", case.pod_groups),
+                ("priorityClasses", "PriorityClass", case.priority_classes),
+            ] {
+                for (i, v) in values.into_iter().enumerate() {
+                    batch_objects.add_json(file, &format!("{field}[{i}]"), v, Some(kind))?;
+                }
             }
+            let input = simulate::batch::BatchInput {
+                pod_groups: batch_objects
+                    .pod_groups
+                    .into_iter()
+                    .map(|(o, _)| o)
+                    .collect(),
+                queues: batch_objects.queues.into_iter().map(|(o, _)| o).collect(),
+                priority_classes: batch_objects
+                    .priority_classes
+                    .into_iter()
+                    .map(|(o, _)| o)
+                    .collect(),
+                bound_pods: objects
+                    .pods
+                    .iter()
+                    .filter(|(p, _)| kube::bound_node(p).is_some())
+                    .map(|(p, _)| p.clone())
+                    .collect(),
+            };
+            let session = config.batch.session().context("config")?;
+            let options = simulate::batch::Options {
+                max_sessions: case.sessions,
+                scheduler_name: config.scheduler_name.clone(),
+            };
+            simulate::batch::run(
+                schedulers,
+                cluster,
+                &input,
+                &events,
+                &session,
+                &options,
+                &mut (),
+            )?
         }
-        let input = simulate::batch::BatchInput {
-            pod_groups: batch_objects
-                .pod_groups
-                .into_iter()
-                .map(|(o, _)| o)
-                .collect(),
-            queues: batch_objects.queues.into_iter().map(|(o, _)| o).collect(),
-            priority_classes: batch_objects
-                .priority_classes
-                .into_iter()
-                .map(|(o, _)| o)
-                .collect(),
-            bound_pods: objects
-                .pods
-                .iter()
-                .filter(|(p, _)| kube::bound_node(p).is_some())
-                .map(|(p, _)| p.clone())
-                .collect(),
-        };
-        let session = config.batch.session().context("config")?;
-        let options = simulate::batch::Options {
-            max_sessions: case.sessions,
-            scheduler_name: config.scheduler_name.clone(),
-        };
-        simulate::batch::run(
-            &mut scheduler,
-            cluster,
-            &input,
-            &events,
-            &session,
-            &options,
-            &mut (),
-        )?
-    } else {
-        let sim_options = simulate::Options {
-            scheduler_name: Some(config.scheduler_name().to_string()),
-            ..Default::default()
-        };
-        simulate::run(&mut scheduler, cluster, &events, &sim_options, &mut ())?
+        Runner::Scheduler(scheduler) => {
+            let sim_options = simulate::Options {
+                scheduler_name: Some(config.scheduler_name().to_string()),
+                ..Default::default()
+            };
+            simulate::run(scheduler, cluster, &events, &sim_options, &mut ())?
+        }
     };
     Ok(compare_simulation(&case.expect, &report))
 }

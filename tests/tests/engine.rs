@@ -98,6 +98,7 @@ fn engine(
             percentage_of_nodes_to_score: percentage,
             parallelism,
             always_check_all_predicates: all,
+            ..EngineOptions::default()
         },
     )
     .unwrap()

@@ -235,7 +235,7 @@ fn table_rows(
         let options = EngineOptions {
             percentage_of_nodes_to_score: pct,
             parallelism: a.parallelism,
-            always_check_all_predicates: false,
+            ..EngineOptions::default()
         };
         let (native_rate, per_cycle) = if a.wasm_only {
             (f64::NAN, f64::NAN)

@@ -11,7 +11,7 @@ use crate::engine::schedule::{Scheduler, TieBreak};
 use crate::input::workload::{self, Event, EventType};
 use crate::input::{Objects, kube};
 use crate::plugins::extender::http_extenders;
-use crate::simulate::{self, Options, Progress, batch, plot, report::Report};
+use crate::simulate::{self, Options, Progress, Runner, batch, plot, report::Report};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use std::io::Write;
@@ -208,7 +208,10 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         if let Some(p) = a.parallelism {
             options.parallelism = p;
         }
-        let filters = catalog.select(&config.filter_plugins())?;
+        let filters = catalog.select(&match a.mode {
+            Mode::Batch => config.batch_filter_plugins(),
+            Mode::Scheduler => config.filter_plugins(),
+        })?;
         let scorers = catalog
             .select_scorers(config)
             .with_context(|| format!("config {label}"))?;
@@ -222,20 +225,22 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             ),
             Mode::Scheduler => None,
         };
-        let mut scheduler = match &session {
-            Some(session) => batch::scheduler(filters, scorers, session, options, tie)?,
+        let mut runner = match &session {
+            Some(session) => {
+                Runner::Batch(batch::schedulers(filters, scorers, session, options, tie)?)
+            }
             None => {
                 let engine = Engine::new(filters, options)?
                     .with_extenders(http_extenders(&config.extenders)?);
-                Scheduler::new(engine, scorers, tie)
+                Runner::Scheduler(Scheduler::new(engine, scorers, tie))
             }
         };
-        let full = scheduler.engine().full_objects();
+        let full = runner.main().engine().full_objects();
         let state = ClusterState::from_objects_with(
             &bound,
             full.node,
             config.scheduler_name(),
-            &scheduler.pod_annotation_keys(),
+            &runner.main().pod_annotation_keys(),
         )?;
         let options = Options {
             no_retry: a.no_retry,
@@ -253,14 +258,14 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         bar.set_prefix(label.clone());
         let mut progress = Bar(bar);
         let started = Instant::now();
-        let report = match &session {
-            Some(session) => {
+        let report = match (&mut runner, &session) {
+            (Runner::Batch(schedulers), Some(session)) => {
                 let options = batch::Options {
                     max_sessions: a.sessions,
                     scheduler_name: config.scheduler_name.clone(),
                 };
                 batch::run(
-                    &mut scheduler,
+                    schedulers,
                     state,
                     &batch_input,
                     &events,
@@ -269,7 +274,10 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                     &mut progress,
                 )?
             }
-            None => simulate::run(&mut scheduler, state, &events, &options, &mut progress)?,
+            (Runner::Scheduler(scheduler), _) => {
+                simulate::run(scheduler, state, &events, &options, &mut progress)?
+            }
+            (Runner::Batch(_), None) => bail!("batch mode without a session configuration"),
         };
         progress.0.finish_and_clear();
         reports.push((label.clone(), report, started.elapsed().as_secs_f64()));

@@ -10,6 +10,18 @@ use std::time::Duration;
 
 /// Actions sift runs, in the order a session may list them.
 pub const ACTIONS: [&str; 2] = ["allocate", "backfill"];
+/// The kube-scheduler filters Volcano's `predicates` plugin runs, in its
+/// order (v1.11 `plugins/predicates/predicates.go`; the volume filters are
+/// not ported). Before them it checks the node's pod count.
+pub const VOLCANO_PREDICATES: [&str; 6] = [
+    "NodeUnschedulable",
+    "NodeAffinity",
+    "TaintToleration",
+    "NodePorts",
+    "InterPodAffinity",
+    "PodTopologySpread",
+];
+
 /// Session plugins sift has.
 pub const PLUGINS: [&str; 6] = [
     "priority",

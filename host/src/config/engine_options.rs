@@ -27,6 +27,10 @@ pub struct EngineOptions {
     /// Run every filter on every node instead of stopping at the first
     /// rejection; the node's reasons are then those of all failing filters.
     pub always_check_all_predicates: bool,
+    /// Check only the nodes a PreFilter result names (kube-scheduler).
+    /// Volcano's predicates run Filter on every node: batch mode turns
+    /// this off.
+    pub use_pre_filter_result: bool,
 }
 
 impl Default for EngineOptions {
@@ -35,6 +39,7 @@ impl Default for EngineOptions {
             percentage_of_nodes_to_score: 0,
             parallelism: 16,
             always_check_all_predicates: false,
+            use_pre_filter_result: true,
         }
     }
 }

@@ -232,6 +232,7 @@ impl Config {
                 .unwrap_or(d.percentage_of_nodes_to_score),
             parallelism: self.parallelism.unwrap_or(d.parallelism),
             always_check_all_predicates: self.always_check_all_predicates,
+            ..d
         }
     }
 
@@ -256,9 +257,19 @@ impl Config {
     /// then `enabled` (an enabled name already present keeps its place and
     /// takes the entry's options).
     pub fn filter_plugins(&self) -> Vec<PluginRef> {
+        self.filter_plugins_from(&DEFAULT_FILTERS)
+    }
+
+    /// Batch mode's: the same edits applied to the kube-scheduler filters
+    /// Volcano's `predicates` plugin runs, in its order.
+    pub fn batch_filter_plugins(&self) -> Vec<PluginRef> {
+        self.filter_plugins_from(&batch::VOLCANO_PREDICATES)
+    }
+
+    fn filter_plugins_from(&self, defaults: &[&str]) -> Vec<PluginRef> {
         let disabled = &self.plugins.filter.disabled;
         let all_disabled = disabled.iter().any(|p| p.name == "*");
-        let mut list: Vec<PluginRef> = DEFAULT_FILTERS
+        let mut list: Vec<PluginRef> = defaults
             .iter()
             .filter(|d| !all_disabled && !disabled.iter().any(|p| p.name == **d))
             .map(|d| PluginRef {

@@ -251,27 +251,32 @@ impl Engine {
             return out;
         }
 
-        let PreFiltered { active, narrowed } =
-            match pre_filter(plugins, &cycle, self.observer.as_deref(), &mut out) {
-                PreFilter::Proceed(p) => p,
-                PreFilter::Failed(error) => {
-                    out.error = Some(error);
-                    return out;
-                }
-                PreFilter::Rejected(status) => {
-                    let diagnosis = Diagnosis {
-                        explicit: Vec::new(),
-                        pre_filter_msg: Some(status.message()),
-                        absent: Some(status.clone()),
-                    };
-                    out.message = Some(diagnosis.fit_error_message(num_all_nodes));
-                    out.statuses = all
-                        .iter()
-                        .map(|&s| (snapshot.name(s).clone(), status.clone()))
-                        .collect();
-                    return out;
-                }
-            };
+        let PreFiltered { active, narrowed } = match pre_filter(
+            plugins,
+            &cycle,
+            self.observer.as_deref(),
+            &mut out,
+            self.options.use_pre_filter_result,
+        ) {
+            PreFilter::Proceed(p) => p,
+            PreFilter::Failed(error) => {
+                out.error = Some(error);
+                return out;
+            }
+            PreFilter::Rejected(status) => {
+                let diagnosis = Diagnosis {
+                    explicit: Vec::new(),
+                    pre_filter_msg: Some(status.message()),
+                    absent: Some(status.clone()),
+                };
+                out.message = Some(diagnosis.fit_error_message(num_all_nodes));
+                out.statuses = all
+                    .iter()
+                    .map(|&s| (snapshot.name(s).clone(), status.clone()))
+                    .collect();
+                return out;
+            }
+        };
 
         let mut diagnosis = Diagnosis::default();
         // A pod nominated to a node (by an earlier cycle's preemption) tries
@@ -506,6 +511,7 @@ fn pre_filter<'a>(
     cycle: &'a Cycle,
     observer: Option<&dyn CallObserver>,
     out: &mut CycleOutcome,
+    narrowing: bool,
 ) -> PreFilter<'a> {
     let mut active: Vec<Active<'a>> = Vec::new();
     let mut narrowed: Option<BTreeSet<String>> = None;
@@ -566,6 +572,8 @@ fn pre_filter<'a>(
                     }
                 }
             },
+            // Without narrowing, the plugin's filter judges every node.
+            PrepareOutcome::Narrow(_) if !narrowing => active.push(active_plugin),
             PrepareOutcome::Narrow(names) => {
                 narrowing_plugins.insert(name.to_string());
                 let names: BTreeSet<String> = names.into_iter().collect();

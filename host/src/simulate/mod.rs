@@ -37,6 +37,23 @@ use preemption::PostFilter;
 use queue::{QueueKey, SchedulingQueue};
 use report::{Explanation, Report, Tracker};
 
+/// What a simulation runs: kube-scheduler's loop or batch mode's
+/// sessions.
+pub enum Runner {
+    Scheduler(Scheduler),
+    Batch(batch::Schedulers),
+}
+
+impl Runner {
+    /// The scheduler whose plugins the cluster state is built for.
+    pub fn main(&self) -> &Scheduler {
+        match self {
+            Runner::Scheduler(s) => s,
+            Runner::Batch(b) => b.main(),
+        }
+    }
+}
+
 /// How the loop runs.
 #[derive(Clone, Debug, Default)]
 pub struct Options {

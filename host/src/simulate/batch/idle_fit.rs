@@ -74,6 +74,11 @@ fn idle(node: &Node, name: &str) -> f64 {
     }
 }
 
+/// Whether `request` fits the node's idle resources.
+pub fn fits(request: &Res, node: &Node) -> bool {
+    check(request, node).is_none()
+}
+
 fn check(request: &Res, node: &Node) -> Option<Status> {
     let fits = |want: f64, name: &str| {
         let have = idle(node, name);

@@ -29,6 +29,7 @@ pub mod actions;
 pub mod idle_fit;
 pub mod job;
 pub mod plugins;
+pub mod pod_number;
 pub mod resource;
 pub mod session;
 
@@ -398,39 +399,64 @@ fn queue_info(q: &Queue) -> Result<QueueInfo> {
     })
 }
 
-/// The session's predicates and node order as a scheduler: the idle
-/// check, then `filters` when the `predicates` plugin is configured (and
-/// its `enabledPredicate` on); `scorers` when `nodeorder` is.
-pub fn scheduler(
+/// The session's predicates and node order, as two schedulers.
+pub struct Schedulers {
+    /// allocate's: the idle check, then the predicates.
+    pub allocate: Scheduler,
+    /// backfill's: the predicates only (best-effort pods ask for nothing).
+    pub backfill: Scheduler,
+}
+
+impl Schedulers {
+    /// What the cluster state must keep for the plugins: allocate's
+    /// plugins are a superset of backfill's.
+    pub fn main(&self) -> &Scheduler {
+        &self.allocate
+    }
+}
+
+/// Builds the schedulers: `predicates` (when configured, `enabledPredicate`
+/// on) is the pod-count check and `filters` (Volcano's predicates, see
+/// [`crate::config::Config::batch_filter_plugins`]); `nodeorder` (when
+/// configured) is `scorers`. Volcano runs Filter on every node, so the
+/// engines ignore PreFilter results.
+pub fn schedulers(
     filters: Vec<ConfiguredPlugin>,
     scorers: Vec<WeightedScorer>,
     config: &SessionConfig,
-    options: EngineOptions,
+    mut options: EngineOptions,
     tie_break: TieBreak,
-) -> Result<Scheduler> {
+) -> Result<Schedulers> {
+    options.use_pre_filter_result = false;
     let plugin = |name: &str| config.tiers.iter().flatten().find(|p| p.name == name);
-    let mut plugins = vec![ConfiguredPlugin {
-        plugin: Arc::new(idle_fit::IdleFit),
-        ignorable: false,
-    }];
+    let mut predicates = Vec::new();
     if plugin("predicates").is_some_and(|p| p.enabled_predicate.unwrap_or(true)) {
-        plugins.extend(filters);
+        predicates.push(ConfiguredPlugin {
+            plugin: Arc::new(pod_number::PodNumber),
+            ignorable: false,
+        });
+        predicates.extend(filters);
     }
     let scorers = if plugin("nodeorder").is_some_and(|p| p.enabled_node_order.unwrap_or(true)) {
         scorers
     } else {
         Vec::new()
     };
-    Ok(Scheduler::new(
-        Engine::new(plugins, options)?,
-        scorers,
-        tie_break,
-    ))
+    let mut allocate = vec![ConfiguredPlugin {
+        plugin: Arc::new(idle_fit::IdleFit),
+        ignorable: false,
+    }];
+    allocate.extend(predicates.iter().cloned());
+    let allocate_engine = Engine::new(allocate, options.clone())?;
+    Ok(Schedulers {
+        allocate: Scheduler::new(allocate_engine, scorers.clone(), tie_break),
+        backfill: Scheduler::new(Engine::new(predicates, options)?, scorers, tie_break),
+    })
 }
 
 /// Replays `events` over `cluster` in sessions.
 pub fn run(
-    scheduler: &mut Scheduler,
+    schedulers: &mut Schedulers,
     mut cluster: ClusterState,
     input: &BatchInput,
     events: &[Event],
@@ -525,7 +551,7 @@ pub fn run(
         let mut bound = 0;
         if world.has_pending() || changed_by_events {
             bound = run_session(
-                scheduler,
+                schedulers,
                 &mut cluster,
                 &mut world,
                 &mut tracker,
@@ -590,7 +616,7 @@ pub fn run(
 
 /// One session: open, actions, close. Returns how many pods it bound.
 fn run_session(
-    scheduler: &mut Scheduler,
+    schedulers: &mut Schedulers,
     cluster: &mut ClusterState,
     world: &mut World,
     tracker: &mut Tracker,
@@ -599,7 +625,7 @@ fn run_session(
 ) -> Result<usize> {
     let state = world.state(cluster);
     let gang = config.tiers.iter().flatten().any(|p| p.name == "gang");
-    let mut s = Session::open(state, &config.tiers, cluster, scheduler);
+    let mut s = Session::open(state, &config.tiers, cluster, schedulers);
     for action in &config.actions {
         match action.as_str() {
             "allocate" => actions::allocate::execute(&mut s, &config.tiers)?,

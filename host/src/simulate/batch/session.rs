@@ -4,12 +4,13 @@
 //! (sift's engine and scorers), and the Statement that places a job's
 //! tasks tentatively and commits or discards them together.
 
+use super::Schedulers;
 use super::job::{FitErrors, Job, NodeFit, Task, TaskStatus};
 use super::plugins::{self, Invalid, Plugin, Vote};
 use super::resource::Res;
 use crate::cluster::ClusterState;
 use crate::config::batch::PluginOption;
-use crate::engine::schedule::{Attempt, Decision, Scheduler};
+use crate::engine::schedule::{Attempt, Decision};
 use crate::input::kube;
 use anyhow::Result;
 use std::cmp::Ordering;
@@ -54,7 +55,7 @@ pub struct Session<'a> {
     pub state: State,
     plugins: Vec<Registered>,
     pub cluster: &'a mut ClusterState,
-    pub scheduler: &'a mut Scheduler,
+    pub schedulers: &'a mut Schedulers,
     /// The decision each Allocated task was placed with.
     decisions: HashMap<usize, Decision>,
     /// Tasks dispatched to bind this session, in order, with their
@@ -69,7 +70,7 @@ impl<'a> Session<'a> {
         state: State,
         tiers: &[Vec<PluginOption>],
         cluster: &'a mut ClusterState,
-        scheduler: &'a mut Scheduler,
+        schedulers: &'a mut Schedulers,
     ) -> Session<'a> {
         let mut registered = Vec::new();
         for option in tiers.iter().flatten() {
@@ -84,7 +85,7 @@ impl<'a> Session<'a> {
             state,
             plugins: registered,
             cluster,
-            scheduler,
+            schedulers,
             decisions: HashMap::new(),
             dispatched: Vec::new(),
         }
@@ -204,8 +205,9 @@ impl<'a> Session<'a> {
     }
 
     /// Predicates and node order for a task on the session's current
-    /// state: the chosen node, or why it fits none.
-    pub fn place(&mut self, task: usize) -> Result<Decision, FitErrors> {
+    /// state (allocate's, with the idle check, or backfill's): the chosen
+    /// node, or why it fits none.
+    pub fn place(&mut self, task: usize, backfill: bool) -> Result<Decision, FitErrors> {
         let t = &self.state.tasks[task];
         let pod = match kube::pod(&t.object) {
             Ok(p) => p,
@@ -223,7 +225,11 @@ impl<'a> Session<'a> {
             filter,
             decision,
             error,
-        } = self.scheduler.schedule(&snapshot, pod);
+        } = if backfill {
+            self.schedulers.backfill.schedule(&snapshot, pod)
+        } else {
+            self.schedulers.allocate.schedule(&snapshot, pod)
+        };
         if let Some(d) = decision {
             return Ok(d);
         }

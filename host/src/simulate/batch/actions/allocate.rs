@@ -86,7 +86,7 @@ fn allocate_for_tasks(
         if s.state.jobs[job].task_has_fit_errors(&s.state.tasks, t) {
             continue;
         }
-        match s.place(t) {
+        match s.place(t, false) {
             Err(fit) => {
                 s.state.jobs[job].fit_errors.insert(t, fit);
                 if s.state.jobs[job].need_continue_allocating(&s.state.tasks) {

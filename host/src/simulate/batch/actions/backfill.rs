@@ -11,12 +11,26 @@ use std::collections::BTreeMap;
 pub fn execute(s: &mut Session) -> Result<()> {
     for t in pick_up_pending_tasks(s) {
         let job = s.state.tasks[t].job;
-        match s.place(t) {
+        match s.place(t, true) {
             Err(fit) => {
                 s.state.jobs[job].fit_errors.insert(t, fit);
                 break;
             }
-            Ok(decision) => s.allocate_and_dispatch(t, decision)?,
+            Ok(decision) => {
+                // Binding checks the node's idle resources (the cache's
+                // AddBindTask): on an overcommitted node the task stays
+                // Allocated, unbound, and backfill goes on.
+                let snapshot = s.cluster.snapshot();
+                let fits = super::super::idle_fit::fits(
+                    &s.state.tasks[t].resreq,
+                    snapshot.node(decision.slot),
+                );
+                if fits {
+                    s.allocate_and_dispatch(t, decision)?;
+                } else {
+                    s.allocate(t, decision)?;
+                }
+            }
         }
     }
     Ok(())

@@ -1,0 +1,421 @@
+//! `sift simulate --mode batch` end to end: sessions over time, gangs
+//! placed whole or not at all, Volcano's messages, and bad input.
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn sift(args: &[&str]) -> Output {
+    Command::new(sift_tests::sift_bin())
+        .args(args)
+        .env("SIFT_PLUGINS_DIR", sift_tests::plugins_dir())
+        .env("SIFT_CACHE_DIR", sift_tests::temp_dir("batch-cache"))
+        .current_dir(sift_tests::workspace_root())
+        .output()
+        .expect("run sift")
+}
+
+fn node(name: &str, cpu: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+           "status": {"allocatable": {"cpu": cpu, "memory": "8Gi", "pods": "110"}}})
+}
+
+fn pod(name: &str, cpu: &str, group: Option<&str>) -> Value {
+    let mut p = json!({"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+           "spec": {"schedulerName": "volcano", "containers": [{"name": "c",
+                    "resources": {"requests": {"cpu": cpu, "memory": "1Gi"}}}]}});
+    if let Some(g) = group {
+        p["metadata"]["annotations"] = json!({"scheduling.k8s.io/group-name": g});
+    }
+    p
+}
+
+fn pod_group(name: &str, min: i32, queue: &str) -> Value {
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup",
+           "metadata": {"name": name, "namespace": "default"},
+           "spec": {"minMember": min, "queue": queue}})
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+fn list(items: Vec<Value>) -> String {
+    json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string()
+}
+
+fn events(items: &[(u64, &Value)]) -> String {
+    items
+        .iter()
+        .map(|(t, o)| json!({"type": "ADDED", "time": t, "object": o}).to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn find<'a>(rows: &'a [Value], field: &str, key: &str) -> &'a Value {
+    rows.iter()
+        .find(|r| r[field] == key)
+        .unwrap_or_else(|| panic!("{key} not in {rows:?}"))
+}
+
+struct Run {
+    pods: Vec<Value>,
+    groups: Vec<Value>,
+}
+
+fn run(dir: &Path, cluster: &Path, workload: &Path, extra: &[&str]) -> Run {
+    let pods = dir.join("pods.jsonl");
+    let groups = dir.join("groups.jsonl");
+    let mut args = vec![
+        "simulate",
+        "--mode",
+        "batch",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--pods-out",
+        pods.to_str().unwrap(),
+        "--groups-out",
+        groups.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let o = sift(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    Run {
+        pods: lines(&pods),
+        groups: lines(&groups),
+    }
+}
+
+#[test]
+fn a_gang_binds_when_its_last_member_has_arrived_and_not_before() {
+    let dir = sift_tests::temp_dir("batch-arrival");
+    let cluster = write(
+        &dir,
+        "cluster.json",
+        &list(vec![node("n1", "8"), pod_group("train", 3, "default")]),
+    );
+    let (w0, w1, w2) = (
+        pod("w-0", "1", Some("train")),
+        pod("w-1", "1", Some("train")),
+        pod("w-2", "1", Some("train")),
+    );
+    let solo = pod("solo", "1", None);
+    let workload = write(
+        &dir,
+        "w.ndjson",
+        &events(&[(0, &w0), (0, &w1), (0, &solo), (5, &w2)]),
+    );
+
+    // One session (t=0): two of three members exist, so gang's job-valid
+    // check fails and Volcano's condition says so; the pod without a
+    // group is a job of one and binds.
+    let one = run(&dir, &cluster, &workload, &["--sessions", "1"]);
+    assert_eq!(find(&one.pods, "pod", "default/solo")["node"], "n1");
+    assert!(find(&one.pods, "pod", "default/w-0")["node"].is_null());
+    let g = find(&one.groups, "group", "default/train");
+    assert_eq!(g["phase"], "Inqueue");
+    assert_eq!(
+        g["condition"]["message"],
+        "3/2 tasks in gang unschedulable: pod group is not ready, 2 Pending, 3 minAvailable; Pending: 2 Unschedulable"
+    );
+
+    // The whole run: the third member arrives at 5, the gang binds then.
+    let all = run(&dir, &cluster, &workload, &[]);
+    for w in ["default/w-0", "default/w-1", "default/w-2"] {
+        let p = find(&all.pods, "pod", w);
+        assert_eq!(p["node"], "n1", "{p}");
+        assert_eq!(p["scheduled"], 5, "{p}");
+    }
+    let g = find(&all.groups, "group", "default/train");
+    assert_eq!(g["phase"], "Running");
+    assert_eq!(g["placed"], 5);
+    assert_eq!(g["condition"]["type"], "Scheduled");
+}
+
+#[test]
+fn a_gang_that_cannot_fit_whole_holds_nothing() {
+    let dir = sift_tests::temp_dir("batch-discard");
+    let cluster = write(
+        &dir,
+        "cluster.json",
+        &list(vec![node("n1", "4"), pod_group("big", 3, "default")]),
+    );
+    let big: Vec<Value> = (0..3)
+        .map(|i| pod(&format!("big-{i}"), "2", Some("big")))
+        .collect();
+    let solo = pod("solo", "3", None);
+    let workload = write(
+        &dir,
+        "w.ndjson",
+        &events(&[(0, &big[0]), (0, &big[1]), (0, &big[2]), (0, &solo)]),
+    );
+    // big goes first (job order falls back to the PodGroup's uid): two
+    // members fit, the third does not, the Statement is discarded and the
+    // 3-cpu pod still fits. (kube-batch v0.5, without Statements, would
+    // have kept big's two placements for the session.)
+    let one = run(&dir, &cluster, &workload, &["--sessions", "1"]);
+    assert_eq!(find(&one.pods, "pod", "default/solo")["node"], "n1");
+    assert_eq!(
+        find(&one.pods, "pod", "default/big-0")["message"],
+        "Pod default/big-0 can possibly be assigned to n1"
+    );
+    assert_eq!(
+        find(&one.pods, "pod", "default/big-2")["message"],
+        "0/1 nodes are unavailable: 1 Insufficient cpu."
+    );
+    let g = find(&one.groups, "group", "default/big");
+    assert_eq!(g["discarded"], 1);
+    assert_eq!(
+        g["condition"]["message"],
+        "1/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 2 Schedulable, 1 Unschedulable. Origin reason is big-2: 0/1 nodes are unavailable: 1 Insufficient cpu."
+    );
+    assert_eq!(
+        g["event"],
+        "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 2 Schedulable, 1 Unschedulable. Origin reason is big-2: 0/1 nodes are unavailable: 1 Insufficient cpu."
+    );
+    // Nothing of big is ever bound, even over more sessions.
+    let all = run(&dir, &cluster, &workload, &[]);
+    for p in &big {
+        let key = format!("default/{}", p["metadata"]["name"].as_str().unwrap());
+        assert!(find(&all.pods, "pod", &key)["node"].is_null());
+    }
+}
+
+#[test]
+fn queues_share_the_cluster_by_weight() {
+    let dir = sift_tests::temp_dir("batch-queues");
+    let queue = |name: &str, weight: i32| {
+        json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+               "metadata": {"name": name}, "spec": {"weight": weight}})
+    };
+    let mut items = vec![node("n1", "8"), queue("a", 3), queue("b", 1)];
+    let mut pods = Vec::new();
+    for q in ["a", "b"] {
+        for i in 0..8 {
+            let g = format!("{q}{i}");
+            items.push(pod_group(&g, 1, q));
+            pods.push(pod(&format!("{q}-{i}"), "1", Some(&g)));
+        }
+    }
+    let cluster = write(&dir, "cluster.json", &list(items));
+    let workload = write(
+        &dir,
+        "w.ndjson",
+        &events(&pods.iter().map(|p| (0, p)).collect::<Vec<_>>()),
+    );
+    let queues = dir.join("queues.csv");
+    let plot = dir.join("plot.svg");
+    let r = run(
+        &dir,
+        &cluster,
+        &workload,
+        &[
+            "--sessions",
+            "1",
+            "--queues-out",
+            queues.to_str().unwrap(),
+            "--plot",
+            plot.to_str().unwrap(),
+        ],
+    );
+    // 8 cpu deserved 3:1 -> a gets 6, b 2.
+    let bound = |q: &str| {
+        r.pods
+            .iter()
+            .filter(|p| {
+                p["pod"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("default/{q}-"))
+            })
+            .filter(|p| !p["node"].is_null())
+            .count()
+    };
+    assert_eq!((bound("a"), bound("b")), (6, 2));
+    let csv = std::fs::read_to_string(&queues).unwrap();
+    assert!(csv.starts_with("time,queue,weight,share,resource,allocated,deserved\n"));
+    assert!(csv.contains("0,a,3,1.000000,cpu,6000,6000\n"), "{csv}");
+    assert!(csv.contains("0,b,1,1.000000,cpu,2000,2000\n"), "{csv}");
+    let svg = std::fs::read_to_string(&plot).unwrap();
+    assert!(svg.contains("deserved (dashed)"));
+}
+
+#[test]
+fn bad_batch_input_is_named() {
+    let dir = sift_tests::temp_dir("batch-bad");
+    let cluster = write(
+        &dir,
+        "cluster.json",
+        &list(vec![node("n1", "4"), pod_group("lost", 1, "nowhere")]),
+    );
+    let ghost = pod("ghost", "1", Some("missing"));
+    let stray = pod("stray", "1", Some("lost"));
+    let workload = write(&dir, "w.ndjson", &events(&[(0, &ghost), (0, &stray)]));
+    let r = run(&dir, &cluster, &workload, &[]);
+    let msg = |k: &str| {
+        find(&r.pods, "pod", k)["message"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        msg("default/ghost").contains("PodGroup default/missing"),
+        "{}",
+        msg("default/ghost")
+    );
+    assert!(
+        msg("default/stray").contains("queue \"nowhere\""),
+        "{}",
+        msg("default/stray")
+    );
+
+    let config = write(&dir, "c.yaml", "batch:\n  actions: \"allocate, preempt\"\n");
+    let o = sift(&[
+        "simulate",
+        "--mode",
+        "batch",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "-c",
+        config.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("batch.actions") && err.contains("preempt"),
+        "{err}"
+    );
+
+    let o = sift(&[
+        "simulate",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--groups-out",
+        dir.join("g.jsonl").to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--mode batch"));
+
+    let bad_queue = write(
+        &dir,
+        "bad-queue.json",
+        &list(vec![
+            node("n1", "4"),
+            json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                   "metadata": {"name": "q"}, "spec": {"capability": {"cpu": "lots"}}}),
+        ]),
+    );
+    let o = sift(&[
+        "simulate",
+        "--mode",
+        "batch",
+        "--cluster",
+        bad_queue.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("Queue q") && err.contains("spec.capability.cpu"),
+        "{err}"
+    );
+}
+
+#[test]
+fn openb_gangs_bind_whole() {
+    let dir = sift_tests::temp_dir("batch-openb");
+    let root = sift_tests::workspace_root();
+    let pods_csv =
+        std::fs::read_to_string(root.join("tests/data/openb/openb_pod_list_default.csv")).unwrap();
+    let head: Vec<&str> = pods_csv.lines().take(301).collect();
+    let small = write(&dir, "pods.csv", &(head.join("\n") + "\n"));
+    let out = dir.join("trace");
+    let o = sift(&[
+        "trace",
+        "openb",
+        "tests/data/openb/openb_node_list_all_node.csv",
+        small.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--gangs",
+        "2-8",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r = run(
+        &dir,
+        &out.join("cluster.json"),
+        &out.join("workload.ndjson"),
+        &["--cluster", out.join("batch.json").to_str().unwrap()],
+    );
+    assert!(r.groups.len() >= 300 / 8, "{}", r.groups.len());
+    // Every gang that ran had all its members bound in one session.
+    let mut ran = 0;
+    for g in &r.groups {
+        let Some(placed) = g["placed"].as_u64() else {
+            continue;
+        };
+        ran += 1;
+        let name = g["group"].as_str().unwrap();
+        let members: Vec<&Value> = r
+            .pods
+            .iter()
+            .filter(|p| p["scheduled"].is_u64())
+            .filter(|p| {
+                p["pod"]
+                    .as_str()
+                    .is_some_and(|k| member_of(&out, k).as_deref() == Some(name))
+            })
+            .collect();
+        assert_eq!(
+            members.len() as u64,
+            g["minMember"].as_u64().unwrap(),
+            "{g}"
+        );
+        assert!(members.iter().all(|p| p["scheduled"] == placed), "{g}");
+    }
+    assert!(ran > 0);
+}
+
+/// namespace/podgroup of a pod, from the trace's workload.
+fn member_of(trace: &Path, pod: &str) -> Option<String> {
+    thread_local! {
+        static GROUPS: std::cell::RefCell<Option<std::collections::HashMap<String, String>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    GROUPS.with(|g| {
+        let mut g = g.borrow_mut();
+        let map = g.get_or_insert_with(|| {
+            let text = std::fs::read_to_string(trace.join("workload.ndjson")).unwrap();
+            text.lines()
+                .map(|l| serde_json::from_str::<Value>(l).unwrap())
+                .filter_map(|e| {
+                    let m = &e["object"]["metadata"];
+                    let group = m["annotations"]["scheduling.k8s.io/group-name"].as_str()?;
+                    Some((
+                        format!("default/{}", m["name"].as_str()?),
+                        format!("default/{group}"),
+                    ))
+                })
+                .collect()
+        });
+        map.get(pod).cloned()
+    })
+}
