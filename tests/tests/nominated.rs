@@ -71,7 +71,7 @@ fn engine(plugin: &Arc<WasmPlugin>) -> Engine {
     let options = EngineOptions {
         percentage_of_nodes_to_score: 100,
         parallelism: 1,
-        always_check_all_predicates: false,
+        ..EngineOptions::default()
     };
     Engine::new(plugins, options).unwrap()
 }
