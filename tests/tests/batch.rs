@@ -163,29 +163,40 @@ fn a_gang_that_cannot_fit_whole_holds_nothing() {
         &events(&[(0, &big[0]), (0, &big[1]), (0, &big[2]), (0, &solo)]),
     );
     // big goes first (job order falls back to the PodGroup's uid): two
-    // members fit, the third does not, the Statement is discarded and the
-    // 3-cpu pod still fits. (kube-batch v0.5, without Statements, would
-    // have kept big's two placements for the session.)
+    // members fit; the third would take the default queue past its
+    // deserved 4 cpu (proportion's Allocatable), so the Statement is
+    // discarded and the 3-cpu pod still fits. (kube-batch v0.5, without
+    // Statements, would have kept big's two placements for the session.)
     let one = run(&dir, &cluster, &workload, &["--sessions", "1"]);
     assert_eq!(find(&one.pods, "pod", "default/solo")["node"], "n1");
     assert_eq!(
         find(&one.pods, "pod", "default/big-0")["message"],
         "Pod default/big-0 can possibly be assigned to n1"
     );
+    let not_ready = "pod group is not ready, 3 Pending, 3 minAvailable; Pending: 1 Unschedulable, 2 Schedulable";
     assert_eq!(
         find(&one.pods, "pod", "default/big-2")["message"],
-        "0/1 nodes are unavailable: 1 Insufficient cpu."
+        not_ready
     );
     let g = find(&one.groups, "group", "default/big");
     assert_eq!(g["discarded"], 1);
     assert_eq!(
         g["condition"]["message"],
-        "1/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 2 Schedulable, 1 Unschedulable. Origin reason is big-2: 0/1 nodes are unavailable: 1 Insufficient cpu."
+        format!("1/3 tasks in gang unschedulable: {not_ready}")
     );
     assert_eq!(
         g["event"],
-        "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 2 Schedulable, 1 Unschedulable. Origin reason is big-2: 0/1 nodes are unavailable: 1 Insufficient cpu."
+        format!("3/3 tasks in gang unschedulable: {not_ready}")
     );
+    // The next session: solo holds 3 of the queue's deserved 4 cpu, so no
+    // task of big is even tried: no placement, no fit error, no discard.
+    let two = run(&dir, &cluster, &workload, &["--sessions", "2"]);
+    let g = find(&two.groups, "group", "default/big");
+    assert_eq!(
+        g["condition"]["message"],
+        "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Unschedulable"
+    );
+    assert_eq!(g["discarded"], 1);
     // Nothing of big is ever bound, even over more sessions.
     let all = run(&dir, &cluster, &workload, &[]);
     for p in &big {

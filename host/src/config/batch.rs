@@ -41,9 +41,12 @@ pub struct BatchConfig {
     pub tiers: Option<Vec<Tier>>,
     /// Simulated time between sessions, e.g. `1s` (the default).
     pub schedule_period: Option<String>,
-    /// Accepted for Volcano files (`configurations:` of actions); unused.
+    /// Accepted for Volcano files (`configurations:` of actions,
+    /// `metrics:`); unused.
     #[serde(default)]
     pub configurations: Option<serde_json::Value>,
+    #[serde(default)]
+    pub metrics: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -53,33 +56,57 @@ pub struct Tier {
     pub plugins: Vec<PluginOption>,
 }
 
-/// One plugin of a tier. Every `enabled*` switch defaults to true, as in
-/// Volcano (`plugins/defaults.go`); switches for extension points sift
-/// does not run (preemption, reclaim, enqueue...) are accepted.
+/// One plugin of a tier. Every switch defaults to true, as in Volcano
+/// (`plugins/defaults.go`), and takes Volcano's spelling
+/// (`enableJobOrder`, ..., `enabledOverused`) or the other one; switches
+/// for extension points sift does not run (preemption, reclaim,
+/// enqueue...) are accepted. `arguments` are accepted and not used (sift's
+/// predicates and node order come from its own plugin configuration).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PluginOption {
     pub name: String,
+    #[serde(alias = "enableJobOrder")]
     pub enabled_job_order: Option<bool>,
+    #[serde(alias = "enableNamespaceOrder")]
     pub enabled_namespace_order: Option<bool>,
+    #[serde(alias = "enableHierarchy")]
     pub enabled_hierarchy: Option<bool>,
+    #[serde(alias = "enableJobReady")]
     pub enabled_job_ready: Option<bool>,
+    #[serde(alias = "enableJobPipelined")]
     pub enabled_job_pipelined: Option<bool>,
+    #[serde(alias = "enableTaskOrder")]
     pub enabled_task_order: Option<bool>,
+    #[serde(alias = "enablePreemptable")]
     pub enabled_preemptable: Option<bool>,
+    #[serde(alias = "enableReclaimable")]
     pub enabled_reclaimable: Option<bool>,
+    #[serde(alias = "enabledPreemptive")]
     pub enable_preemptive: Option<bool>,
+    #[serde(alias = "enableQueueOrder")]
     pub enabled_queue_order: Option<bool>,
+    #[serde(alias = "EnabledClusterOrder")]
     pub enabled_cluster_order: Option<bool>,
+    #[serde(alias = "enablePredicate")]
     pub enabled_predicate: Option<bool>,
+    #[serde(alias = "enableBestNode")]
     pub enabled_best_node: Option<bool>,
+    #[serde(alias = "enableNodeOrder")]
     pub enabled_node_order: Option<bool>,
+    #[serde(alias = "enableTargetJob")]
     pub enabled_target_job: Option<bool>,
+    #[serde(alias = "enableReservedNodes")]
     pub enabled_reserved_nodes: Option<bool>,
+    #[serde(alias = "enableJobEnqueued")]
     pub enabled_job_enqueued: Option<bool>,
+    #[serde(alias = "enableVictim")]
     pub enabled_victim: Option<bool>,
+    #[serde(alias = "enableJobStarving")]
     pub enabled_job_starving: Option<bool>,
+    #[serde(alias = "enableOverused")]
     pub enabled_overused: Option<bool>,
+    #[serde(alias = "enableAllocatable")]
     pub enabled_allocatable: Option<bool>,
     #[serde(default)]
     pub arguments: BTreeMap<String, serde_json::Value>,

@@ -14,6 +14,11 @@ pub const GROUP_NAME_ANNOTATION: &str = "scheduling.k8s.io/group-name";
 /// The annotation (or label) naming a pod's role in its job (Volcano's
 /// `batch.TaskSpecKey`), which `minTaskMember` counts by.
 pub const TASK_SPEC_KEY: &str = "volcano.sh/task-spec";
+/// The annotation naming the queue of a pod without a PodGroup (Volcano's
+/// PodGroup controller reads it).
+pub const QUEUE_NAME_ANNOTATION: &str = "scheduling.volcano.sh/queue-name";
+/// The annotation overriding a task's priority within its job.
+pub const TASK_PRIORITY_ANNOTATION: &str = "volcano.sh/task-priority";
 /// The queue jobs go to when they name none (Volcano creates it).
 pub const DEFAULT_QUEUE: &str = "default";
 
@@ -31,8 +36,8 @@ pub struct PodGroup {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodGroupSpec {
-    /// Tasks that must be placed together (the gang); 1 when unset, as
-    /// Volcano's CRD defaults it.
+    /// Tasks that must be placed together (the gang); 0 when unset (the
+    /// field is `omitempty`: kubectl leaves out a 0).
     pub min_member: Option<i32>,
     /// Per role (`volcano.sh/task-spec`), the tasks that must be placed.
     #[serde(default, deserialize_with = "crate::input::extender::null_as_default")]
@@ -90,7 +95,7 @@ impl PodGroup {
     }
 
     pub fn min_member(&self) -> i32 {
-        self.spec.min_member.unwrap_or(1)
+        self.spec.min_member.unwrap_or(0)
     }
 
     pub fn queue(&self) -> &str {

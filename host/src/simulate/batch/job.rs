@@ -4,6 +4,7 @@
 
 use super::resource::Res;
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::jiff::Timestamp;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -18,6 +19,7 @@ pub enum TaskStatus {
     Bound,
     Running,
     Succeeded,
+    Failed,
 }
 
 impl TaskStatus {
@@ -30,6 +32,7 @@ impl TaskStatus {
             TaskStatus::Bound => "Bound",
             TaskStatus::Running => "Running",
             TaskStatus::Succeeded => "Succeeded",
+            TaskStatus::Failed => "Failed",
         }
     }
 
@@ -50,8 +53,10 @@ pub struct Task {
     pub namespace: String,
     /// `metadata.uid`, else namespace-name (the last tie-break).
     pub uid: String,
-    /// `metadata.creationTimestamp` (RFC 3339 UTC sorts as time).
-    pub created: String,
+    /// `metadata.creationTimestamp`; none sorts first (Go's zero time).
+    pub created: Option<Timestamp>,
+    /// It has scheduling gates: counted in its job, never placed.
+    pub gated: bool,
     pub object: Arc<k8s::Pod>,
     /// Its role in the job (`volcano.sh/task-spec`), empty when none.
     pub role: String,
@@ -119,7 +124,7 @@ pub struct Job {
     pub task_min: BTreeMap<String, i32>,
     pub task_min_total: i32,
     pub priority: i32,
-    pub created: String,
+    pub created: Option<Timestamp>,
     /// The PodGroup's phase.
     pub phase: String,
     pub tasks: Vec<usize>,
@@ -148,8 +153,8 @@ impl Job {
     }
 
     /// Tasks that could still run: all but failed ones (`ValidTaskNum`).
-    pub fn valid_num(&self) -> i32 {
-        self.tasks.len() as i32
+    pub fn valid_num(&self, tasks: &[Task]) -> i32 {
+        self.count(tasks, |t| t.status != TaskStatus::Failed)
     }
 
     pub fn pending(&self, tasks: &[Task]) -> Vec<usize> {
@@ -197,7 +202,8 @@ impl Job {
 
     /// `CheckTaskValid`.
     pub fn check_task_valid(&self, tasks: &[Task]) -> bool {
-        !self.roles_apply() || self.roles_meet(&self.occupied_by_role(tasks, |_| true))
+        !self.roles_apply()
+            || self.roles_meet(&self.occupied_by_role(tasks, |t| t.status != TaskStatus::Failed))
     }
 
     /// `getJobAllocatedRoles`: allocated or succeeded, and pending

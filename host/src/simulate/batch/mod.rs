@@ -26,6 +26,7 @@
 //! predicate scan's start node.
 
 pub mod actions;
+pub mod error_cache;
 pub mod idle_fit;
 pub mod job;
 pub mod plugins;
@@ -77,6 +78,60 @@ pub struct Options {
 /// Scheduler names batch mode takes when none is configured.
 const BATCH_SCHEDULERS: [&str; 3] = [kube::DEFAULT_SCHEDULER_NAME, "volcano", "kube-batch"];
 
+/// Which pods are batch mode's.
+struct Intake {
+    scheduler_name: Option<String>,
+}
+
+impl Intake {
+    /// A pending pod is scheduled when its `spec.schedulerName` is the
+    /// configured one, or (none configured) `volcano`, `kube-batch` or
+    /// `default-scheduler` (so kubectl dumps and traces need no edit).
+    /// Pods with scheduling gates are tasks too; allocate skips them.
+    fn skips_pending(&self, pod: &k8s::Pod) -> Option<kube::SkipReason> {
+        let name = kube::scheduler_name(pod);
+        let ours = match &self.scheduler_name {
+            Some(n) => name == n,
+            None => BATCH_SCHEDULERS.contains(&name),
+        };
+        match kube::not_for_scheduler(pod, name) {
+            Some(kube::SkipReason::Gated) | None if ours => None,
+            Some(why) => Some(why),
+            None => Some(kube::SkipReason::OtherScheduler),
+        }
+    }
+
+    /// A placed (or finished) pod is a task of a job when it names a
+    /// PodGroup or a batch scheduler: Volcano never makes jobs of other
+    /// schedulers' pods (kube-system's, say), which only hold resources.
+    fn owns_placed(&self, pod: &k8s::Pod) -> bool {
+        let grouped = pod
+            .metadata
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.contains_key(volcano::GROUP_NAME_ANNOTATION));
+        let name = kube::scheduler_name(pod);
+        grouped
+            || match &self.scheduler_name {
+                Some(n) => name == n,
+                None => name == "volcano" || name == "kube-batch",
+            }
+    }
+}
+
+/// A pod's task status (Volcano's `getTaskStatus`, without the
+/// terminating states sift does not model).
+fn status_of(pod: &k8s::Pod) -> TaskStatus {
+    let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+    match phase {
+        Some("Succeeded") => TaskStatus::Succeeded,
+        Some("Failed") => TaskStatus::Failed,
+        Some("Running") if kube::bound_node(pod).is_some() => TaskStatus::Running,
+        _ if kube::bound_node(pod).is_some() => TaskStatus::Bound,
+        _ => TaskStatus::Pending,
+    }
+}
+
 struct TaskRec {
     object: Arc<k8s::Pod>,
     requests: Resources,
@@ -108,17 +163,20 @@ struct World {
     queues: Vec<QueueInfo>,
     classes: BTreeMap<String, i32>,
     default_priority: i32,
+    has_global_default: bool,
 }
 
 impl World {
     fn new(input: &BatchInput) -> Result<World> {
         let mut classes = BTreeMap::new();
         let mut default_priority = 0;
+        let mut has_global_default = false;
         for pc in &input.priority_classes {
             let name = pc.metadata.name.clone().unwrap_or_default();
             classes.insert(name, pc.value);
             if pc.global_default == Some(true) {
                 default_priority = pc.value;
+                has_global_default = true;
             }
         }
         let mut queues: Vec<QueueInfo> =
@@ -128,7 +186,7 @@ impl World {
                 name: volcano::DEFAULT_QUEUE.into(),
                 weight: 1,
                 priority: 0,
-                created: String::new(),
+                created: None,
                 capability: None,
                 guarantee: Res::default(),
             });
@@ -159,6 +217,7 @@ impl World {
             queues,
             classes,
             default_priority,
+            has_global_default,
         })
     }
 
@@ -189,14 +248,31 @@ impl World {
                 key
             }
             None => {
-                let name = pod.metadata.name.as_deref().unwrap_or_default();
-                let key = format!("{ns}/podgroup-{name}");
+                // Volcano's PodGroup controller: one PodGroup per
+                // controller (`podgroup-<owner uid>`), else per pod, with
+                // minMember 1 and the pod's queue annotation.
+                let id = pod
+                    .metadata
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .find(|o| o.controller == Some(true))
+                    .map(|o| o.uid.clone())
+                    .or_else(|| pod.metadata.uid.clone())
+                    .unwrap_or_else(|| pod.metadata.name.clone().unwrap_or_default());
+                let key = format!("{ns}/podgroup-{id}");
                 if !self.groups.contains_key(&key) {
                     let mut pg = PodGroup::default();
-                    pg.metadata.name = Some(format!("podgroup-{name}"));
+                    pg.metadata.name = Some(format!("podgroup-{id}"));
                     pg.metadata.namespace = Some(ns.to_string());
                     pg.metadata.creation_timestamp = pod.metadata.creation_timestamp.clone();
                     pg.spec.min_member = Some(1);
+                    pg.spec.queue = pod
+                        .metadata
+                        .annotations
+                        .as_ref()
+                        .and_then(|a| a.get(volcano::QUEUE_NAME_ANNOTATION))
+                        .cloned();
                     pg.spec.priority_class_name = pod
                         .spec
                         .as_ref()
@@ -229,8 +305,8 @@ impl World {
     }
 
     fn add(&mut self, pod: &k8s::Pod, status: TaskStatus) -> Result<(), String> {
-        let group = self.group_of(pod)?;
         let model = kube::pod(pod).map_err(|e| format!("{e:#}"))?;
+        let group = self.group_of(pod)?;
         let node = kube::bound_node(pod).map(Arc::from);
         if let Some(g) = self.groups.get_mut(&group) {
             g.members += 1;
@@ -252,12 +328,17 @@ impl World {
         Ok(())
     }
 
-    /// A task left: a group that ran and has no pod left is over.
+    /// A task left: a group that ran and has no pod left is over; a
+    /// PodGroup the controller made for pods goes with its last pod.
     fn left(&mut self, group: &str) {
         let Some(g) = self.groups.get_mut(group) else {
             return;
         };
         g.members = g.members.saturating_sub(1);
+        if g.members == 0 && g.shadow {
+            self.groups.remove(group);
+            return;
+        }
         if g.members == 0 && g.placed.is_some() {
             g.finished = true;
             g.phase = "Completed".into();
@@ -279,7 +360,8 @@ impl World {
         let mut jobs: Vec<Job> = Vec::new();
         let mut job_index: BTreeMap<&str, usize> = BTreeMap::new();
         for (key, g) in &self.groups {
-            if g.finished {
+            // Volcano's snapshot leaves out jobs of missing queues.
+            if g.finished || !self.queues.iter().any(|q| q.name == g.pg.queue()) {
                 continue;
             }
             let (ns, name) = key.split_once('/').unwrap_or(("default", key));
@@ -307,9 +389,7 @@ impl World {
             };
             let pod = &rec.object;
             let spec = pod.spec.as_ref();
-            let priority = spec.and_then(|s| s.priority).unwrap_or_else(|| {
-                self.class_value(spec.and_then(|s| s.priority_class_name.as_deref()))
-            });
+            let priority = task_priority(pod, self);
             let name = pod.metadata.name.clone().unwrap_or_default();
             let namespace = pod
                 .metadata
@@ -329,6 +409,9 @@ impl World {
                 namespace,
                 created: timestamp(pod.metadata.creation_timestamp.as_ref()),
                 role: role_of(pod),
+                gated: spec
+                    .and_then(|s| s.scheduling_gates.as_ref())
+                    .is_some_and(|g| !g.is_empty()),
                 priority,
                 best_effort: resreq.is_empty(),
                 resreq,
@@ -348,8 +431,35 @@ impl World {
     }
 }
 
-fn timestamp(t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>) -> String {
-    t.map(|t| t.0.to_string()).unwrap_or_default()
+fn timestamp(
+    t: Option<&k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+) -> Option<k8s_openapi::jiff::Timestamp> {
+    t.map(|t| t.0)
+}
+
+/// A task's priority (`NewTaskInfo`): the `volcano.sh/task-priority`
+/// annotation, else `spec.priority`, else what admission would have set
+/// from the PriorityClasses given, else Volcano's default of 1.
+fn task_priority(pod: &k8s::Pod, world: &World) -> i32 {
+    if let Some(p) = pod
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(volcano::TASK_PRIORITY_ANNOTATION))
+        .and_then(|v| v.parse::<i32>().ok())
+    {
+        return p;
+    }
+    let spec = pod.spec.as_ref();
+    if let Some(p) = spec.and_then(|s| s.priority) {
+        return p;
+    }
+    let class = spec.and_then(|s| s.priority_class_name.as_deref());
+    match class.and_then(|c| world.classes.get(c)) {
+        Some(v) => *v,
+        None if world.has_global_default => world.default_priority,
+        None => 1,
+    }
 }
 
 fn role_of(pod: &k8s::Pod) -> String {
@@ -405,6 +515,8 @@ pub struct Schedulers {
     pub allocate: Scheduler,
     /// backfill's: the predicates only (best-effort pods ask for nothing).
     pub backfill: Scheduler,
+    /// allocate's predicate error cache, the first of its filters.
+    pub error_cache: Arc<error_cache::ErrorCache>,
 }
 
 impl Schedulers {
@@ -442,15 +554,23 @@ pub fn schedulers(
     } else {
         Vec::new()
     };
-    let mut allocate = vec![ConfiguredPlugin {
-        plugin: Arc::new(idle_fit::IdleFit),
-        ignorable: false,
-    }];
+    let error_cache = Arc::new(error_cache::ErrorCache::default());
+    let mut allocate = vec![
+        ConfiguredPlugin {
+            plugin: error_cache.clone(),
+            ignorable: false,
+        },
+        ConfiguredPlugin {
+            plugin: Arc::new(idle_fit::IdleFit),
+            ignorable: false,
+        },
+    ];
     allocate.extend(predicates.iter().cloned());
     let allocate_engine = Engine::new(allocate, options.clone())?;
     Ok(Schedulers {
         allocate: Scheduler::new(allocate_engine, scorers.clone(), tie_break),
         backfill: Scheduler::new(Engine::new(predicates, options)?, scorers, tie_break),
+        error_cache,
     })
 }
 
@@ -466,31 +586,19 @@ pub fn run(
 ) -> Result<Report> {
     let mut tracker = Tracker::new(&mut cluster);
     let mut world = World::new(input)?;
-    let takes = |pod: &k8s::Pod| -> Option<kube::SkipReason> {
-        match &options.scheduler_name {
-            Some(name) => kube::not_for_scheduler(pod, name),
-            None => match kube::not_for_scheduler(pod, kube::DEFAULT_SCHEDULER_NAME) {
-                Some(kube::SkipReason::OtherScheduler)
-                    if BATCH_SCHEDULERS.contains(
-                        &pod.spec
-                            .as_ref()
-                            .and_then(|s| s.scheduler_name.as_deref())
-                            .unwrap_or_default(),
-                    ) =>
-                {
-                    None
-                }
-                other => other,
-            },
-        }
+    let intake = Intake {
+        scheduler_name: options.scheduler_name.clone(),
     };
-    // Bound pods of the cluster files are running tasks of their jobs;
-    // another scheduler's only hold their nodes' resources.
+    // Bound and finished pods of the cluster files are tasks of their
+    // jobs when batch mode owns them; others only hold their nodes'
+    // resources (the cluster state has those).
     for pod in &input.bound_pods {
-        if takes(pod).is_none() {
-            let _ = world.add(pod, TaskStatus::Running);
+        if intake.owns_placed(pod) {
+            let _ = world.add(pod, status_of(pod));
         }
     }
+    // Pods that can never be scheduled (missing PodGroup or queue).
+    let mut stranded: std::collections::HashSet<String> = Default::default();
     let period_ms = (config.period.as_millis() as u64).max(1);
     let mut now_ms: u64 = 0;
     let mut i = 0;
@@ -505,32 +613,34 @@ pub fn run(
             let key = kube::pod_key(&event.object);
             match event.kind {
                 EventType::Added => {
-                    if let Some(why) = takes(&event.object) {
-                        if kube::bound_node(&event.object).is_some() {
-                            cluster.upsert_pod(&event.object)?;
-                        } else {
-                            tracker.skipped(why);
+                    let pod = &event.object;
+                    let status = status_of(pod);
+                    if status != TaskStatus::Pending {
+                        if kube::bound_node(pod).is_some() && kube::pod_is_active(pod) {
+                            cluster.upsert_pod(pod)?;
+                        }
+                        if intake.owns_placed(pod) {
+                            tracker.bound_from_input(&cluster, &key);
+                            let _ = world.add(pod, status);
                         }
                         continue;
                     }
-                    let bound = kube::bound_node(&event.object).is_some();
-                    if bound {
-                        cluster.upsert_pod(&event.object)?;
-                        tracker.bound_from_input(&cluster, &key);
-                    } else {
-                        tracker.arrived(&key, now);
+                    if let Some(why) = intake.skips_pending(pod) {
+                        tracker.skipped(why);
+                        continue;
                     }
-                    let status = if bound {
-                        TaskStatus::Running
-                    } else {
-                        TaskStatus::Pending
-                    };
-                    if let Err(why) = world.add(&event.object, status) {
-                        let requests = kube::pod(&event.object).ok().map(|p| p.requests);
+                    tracker.arrived(&key, now);
+                    if let Err(why) = world.add(pod, status) {
+                        let requests = kube::pod(pod).ok().map(|p| p.requests);
                         tracker.failed(&key, requests.as_ref(), why, None);
+                        stranded.insert(key);
                     }
                 }
                 EventType::Deleted => {
+                    if stranded.remove(&key) {
+                        tracker.departed(&key, now, None);
+                        continue;
+                    }
                     let removed = world.tasks.remove(&key);
                     if let Some(rec) = &removed {
                         world.left(&rec.group);
@@ -585,23 +695,28 @@ pub fn run(
             }
         }
     }
+    // (tasks, bound) per group.
+    let mut counts: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for t in world.tasks.values() {
+        let c = counts.entry(t.group.as_str()).or_default();
+        c.0 += 1;
+        if t.status.allocated() {
+            c.1 += 1;
+        }
+    }
     tracker.set_groups(
         world
             .groups
             .iter()
             .filter(|(_, g)| !g.shadow)
             .map(|(key, g)| {
-                let tasks: Vec<&TaskRec> =
-                    world.tasks.values().filter(|t| &t.group == key).collect();
+                let (tasks, bound) = counts.get(key.as_str()).copied().unwrap_or_default();
                 GroupOutcome {
                     group: key.clone(),
                     queue: g.pg.queue().to_string(),
                     min_member: g.pg.min_member(),
-                    tasks: tasks.len(),
-                    bound: tasks
-                        .iter()
-                        .filter(|t| t.status != TaskStatus::Pending)
-                        .count(),
+                    tasks,
+                    bound,
                     phase: g.phase.clone(),
                     placed: g.placed,
                     discarded: g.discarded,
@@ -660,21 +775,31 @@ fn run_session(
                     },
                 });
             }
+            // `jobStatus`: completed tasks count as allocated.
+            let finished = |t: usize| {
+                matches!(
+                    st.tasks[t].status,
+                    TaskStatus::Succeeded | TaskStatus::Failed
+                )
+            };
             let allocated = job
                 .tasks
                 .iter()
-                .filter(|&&t| {
-                    st.tasks[t].status.allocated() || st.tasks[t].status == TaskStatus::Succeeded
-                })
-                .count() as i32;
+                .filter(|&&t| st.tasks[t].status.allocated() || finished(t))
+                .count();
+            let done = job.tasks.iter().filter(|&&t| finished(t)).count();
             let running = job
                 .tasks
                 .iter()
                 .any(|&t| st.tasks[t].status == TaskStatus::Running);
             let phase = if running && unschedulable.is_some() {
                 "Unknown".to_string()
-            } else if allocated >= job.min_available {
-                "Running".to_string()
+            } else if allocated as i32 >= job.min_available {
+                if done == allocated && allocated > 0 {
+                    "Completed".to_string()
+                } else {
+                    "Running".to_string()
+                }
             } else if job.phase != "Inqueue" {
                 "Pending".to_string()
             } else {
@@ -683,12 +808,13 @@ fn run_session(
             if phase == "Running" && g.placed.is_none() {
                 g.placed = Some(now);
             }
-            let tried = !job.pending(&st.tasks).is_empty();
-            if matches!(phase.as_str(), "Pending" | "Inqueue" | "Unknown") && tried {
+            // The cache's RecordJobStatusEvent: every job left Pending,
+            // Inqueue or Unknown gets the Warning.
+            if matches!(phase.as_str(), "Pending" | "Inqueue" | "Unknown") {
                 g.event = Some(plugins::gang::unschedulable_event(st, job));
-                if job.tasks.iter().any(|&t| st.tasks[t].last.is_some()) {
-                    g.discarded += 1;
-                }
+            }
+            if job.tasks.iter().any(|&t| st.tasks[t].last.is_some()) {
+                g.discarded += 1;
             }
             g.phase = phase;
         }

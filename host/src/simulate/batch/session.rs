@@ -5,6 +5,7 @@
 //! tasks tentatively and commits or discards them together.
 
 use super::Schedulers;
+use super::error_cache::NodeErrors;
 use super::job::{FitErrors, Job, NodeFit, Task, TaskStatus};
 use super::plugins::{self, Invalid, Plugin, Vote};
 use super::resource::Res;
@@ -15,6 +16,7 @@ use crate::input::kube;
 use anyhow::Result;
 use std::cmp::Ordering;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 #[derive(Clone, Debug)]
 pub struct QueueInfo {
@@ -22,7 +24,7 @@ pub struct QueueInfo {
     pub weight: i32,
     /// `spec.priority`: higher first in proportion's order.
     pub priority: i32,
-    pub created: String,
+    pub created: Option<k8s_openapi::jiff::Timestamp>,
     pub capability: Option<Res>,
     pub guarantee: Res,
 }
@@ -205,19 +207,37 @@ impl<'a> Session<'a> {
     }
 
     /// Predicates and node order for a task on the session's current
-    /// state (allocate's, with the idle check, or backfill's): the chosen
-    /// node, or why it fits none.
-    pub fn place(&mut self, task: usize, backfill: bool) -> Result<Decision, FitErrors> {
+    /// state (allocate's, with the idle check and `cached` failures, or
+    /// backfill's): the chosen node, or why it fits none; and the nodes
+    /// that failed either way.
+    pub fn place(
+        &mut self,
+        task: usize,
+        backfill: bool,
+        cached: Option<Arc<NodeErrors>>,
+    ) -> (Result<Decision, FitErrors>, Vec<NodeFit>) {
+        self.schedulers.error_cache.set(cached);
+        let out = self.place_inner(task, backfill);
+        self.schedulers.error_cache.set(None);
+        out
+    }
+
+    fn place_inner(
+        &mut self,
+        task: usize,
+        backfill: bool,
+    ) -> (Result<Decision, FitErrors>, Vec<NodeFit>) {
         let t = &self.state.tasks[task];
         let pod = match kube::pod(&t.object) {
             Ok(p) => p,
             Err(e) => {
-                return Err(FitErrors {
+                let fit = FitErrors {
                     nodes: vec![NodeFit {
                         node: "".into(),
                         reasons: vec![format!("{e:#}")],
                     }],
-                });
+                };
+                return (Err(fit), Vec::new());
             }
         };
         let snapshot = self.cluster.snapshot();
@@ -230,31 +250,36 @@ impl<'a> Session<'a> {
         } else {
             self.schedulers.allocate.schedule(&snapshot, pod)
         };
+        let failed: Vec<NodeFit> = filter
+            .statuses
+            .iter()
+            .map(|(node, st)| NodeFit {
+                node: node.clone(),
+                reasons: st.status.reasons().iter().map(|r| r.to_string()).collect(),
+            })
+            .collect();
         if let Some(d) = decision {
-            return Ok(d);
+            return (Ok(d), failed);
         }
         // A plugin that failed fails the task on every node, as an Error
         // status does in Volcano's FitErrors.
         if let Some(e) = error.or(filter.error) {
-            return Err(FitErrors {
+            let fit = FitErrors {
                 nodes: (0..snapshot.len() as u32)
                     .map(|s| NodeFit {
                         node: snapshot.name(s).clone(),
                         reasons: vec![e.clone()],
                     })
                     .collect(),
-            });
+            };
+            return (Err(fit), Vec::new());
         }
-        Err(FitErrors {
-            nodes: filter
-                .statuses
-                .iter()
-                .map(|(node, st)| NodeFit {
-                    node: node.clone(),
-                    reasons: st.status.reasons().iter().map(|r| r.to_string()).collect(),
-                })
-                .collect(),
-        })
+        (
+            Err(FitErrors {
+                nodes: failed.clone(),
+            }),
+            failed,
+        )
     }
 
     /// Places a task on its node in the session: the assumed pod joins

@@ -9,14 +9,16 @@
 //! interleaves jobs and queues by their updated shares.
 //!
 //! Without an `enqueue` action (sift has none), a Pending PodGroup is
-//! moved to Inqueue here, as Volcano does. Predicate error caching by role
-//! is not modelled: within one job's pass the nodes only fill up, so a
-//! cached failure would fail again.
+//! moved to Inqueue here, as Volcano does. Predicate failures of a role's
+//! tasks are cached for the rest of the job's pass
+//! ([`super::super::error_cache`]).
 
+use super::super::error_cache::NodeErrors;
 use super::super::session::{PriorityQueue, Session, Statement};
 use crate::config::batch::PluginOption;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 pub fn execute(s: &mut Session, tiers: &[Vec<PluginOption>]) -> Result<()> {
     let mut queues = PriorityQueue::default();
@@ -54,7 +56,7 @@ pub fn execute(s: &mut Session, tiers: &[Vec<PluginOption>]) -> Result<()> {
         let tasks = pending_tasks.entry(j).or_insert_with(|| {
             let mut pq = PriorityQueue::default();
             for t in s.state.jobs[j].pending(&s.state.tasks) {
-                if !s.state.tasks[t].best_effort {
+                if !s.state.tasks[t].best_effort && !s.state.tasks[t].gated {
                     pq.push(t, &|a, b| s.task_less(a, b));
                 }
             }
@@ -79,6 +81,8 @@ fn allocate_for_tasks(
     tiers: &[Vec<PluginOption>],
 ) -> Result<()> {
     let mut stmt = Statement::default();
+    // The predicate error cache, by role, for this pass.
+    let mut failed_by_role: HashMap<String, Arc<NodeErrors>> = HashMap::new();
     while let Some(t) = tasks.pop(&|a, b| s.task_less(a, b)) {
         if !s.allocatable(queue, t) {
             continue;
@@ -86,7 +90,19 @@ fn allocate_for_tasks(
         if s.state.jobs[job].task_has_fit_errors(&s.state.tasks, t) {
             continue;
         }
-        match s.place(t, false) {
+        let role = s.state.tasks[t].role.clone();
+        let cached = (!role.is_empty())
+            .then(|| failed_by_role.get(&role).cloned())
+            .flatten();
+        let (placed, failed) = s.place(t, false, cached);
+        if !role.is_empty() && !failed.is_empty() {
+            let entry = failed_by_role.entry(role).or_default();
+            let map = Arc::make_mut(entry);
+            for f in failed {
+                map.insert(f.node, f.reasons);
+            }
+        }
+        match placed {
             Err(fit) => {
                 s.state.jobs[job].fit_errors.insert(t, fit);
                 if s.state.jobs[job].need_continue_allocating(&s.state.tasks) {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 pub fn execute(s: &mut Session) -> Result<()> {
     for t in pick_up_pending_tasks(s) {
         let job = s.state.tasks[t].job;
-        match s.place(t, true) {
+        match s.place(t, true, None).0 {
             Err(fit) => {
                 s.state.jobs[job].fit_errors.insert(t, fit);
                 break;
@@ -50,7 +50,7 @@ fn pick_up_pending_tasks(s: &Session) -> Vec<usize> {
         };
         let mut pq = PriorityQueue::default();
         for t in job.pending(&s.state.tasks) {
-            if s.state.tasks[t].best_effort {
+            if s.state.tasks[t].best_effort && !s.state.tasks[t].gated {
                 pq.push(t, &|a, b| s.task_less(a, b));
             }
         }

@@ -28,7 +28,7 @@ impl Plugin for Gang {
                 message: "Not enough valid pods of each task for gang-scheduling".into(),
             });
         }
-        let valid = job.valid_num();
+        let valid = job.valid_num(&s.tasks);
         if valid < job.min_available {
             return Some(Invalid {
                 reason: NOT_ENOUGH_PODS,
