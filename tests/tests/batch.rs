@@ -430,3 +430,33 @@ fn member_of(trace: &Path, pod: &str) -> Option<String> {
         map.get(pod).cloned()
     })
 }
+
+#[test]
+fn the_bundled_example_runs_as_the_readme_says() {
+    let dir = sift_tests::temp_dir("batch-example");
+    let root = sift_tests::workspace_root();
+    let r = run(
+        &dir,
+        &root.join("tests/data/batch/cluster.yaml"),
+        &root.join("tests/data/batch/workload.ndjson"),
+        &[],
+    );
+    // train and tune fill research's share at 0; sweep (6 x 3 cpu, queue
+    // prod) is placed and discarded until tune leaves at 90.
+    let g = |k: &str| find(&r.groups, "group", k).clone();
+    assert_eq!(g("ml/train")["placed"], 0);
+    assert_eq!(g("ml/tune")["placed"], 0);
+    assert_eq!(g("data/etl")["placed"], 10);
+    assert_eq!(g("ml/sweep")["placed"], 90);
+    assert!(g("ml/sweep")["discarded"].as_u64().unwrap() >= 1);
+    for k in ["ml/train", "ml/tune", "data/etl", "ml/sweep"] {
+        assert_eq!(g(k)["phase"], "Completed", "{k}");
+    }
+    // tune's ps and two workers make it ready; the third worker fits too.
+    assert!(
+        r.pods
+            .iter()
+            .filter(|p| p["pod"].as_str().unwrap().starts_with("ml/tune-"))
+            .all(|p| p["scheduled"] == 0)
+    );
+}

@@ -432,6 +432,9 @@ fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
                 "\n{preempted} bound pod(s) evicted by preemption (see --pods-out: preemptedBy)\n"
             ));
         }
+        if let Some(n) = report.sessions {
+            out.push_str(&format!("\n{n} sessions\n"));
+        }
         if !report.groups.is_empty() {
             let whole = report.groups.iter().filter(|g| g.placed.is_some()).count();
             let discards: u32 = report.groups.iter().map(|g| g.discarded).sum();

@@ -194,6 +194,9 @@ pub struct Report {
     /// Batch mode: queue shares per session.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<QueueSample>,
+    /// Batch mode: sessions run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<u32>,
 }
 
 /// Builds the report as the loop goes.
@@ -212,6 +215,7 @@ pub struct Tracker {
     counted: HashMap<String, bool>,
     groups: Vec<GroupOutcome>,
     queues: Vec<QueueSample>,
+    sessions: Option<u32>,
 }
 
 /// cpu, memory, then every extended resource a node offers, by name.
@@ -275,6 +279,7 @@ impl Tracker {
             counted: HashMap::new(),
             groups: Vec::new(),
             queues: Vec::new(),
+            sessions: None,
         }
     }
 
@@ -424,12 +429,18 @@ impl Tracker {
             explanation: self.explanation,
             groups: self.groups,
             queues: self.queues,
+            sessions: self.sessions,
         }
     }
 
     /// Batch mode: the PodGroups as they ended.
     pub fn set_groups(&mut self, groups: Vec<GroupOutcome>) {
         self.groups = groups;
+    }
+
+    /// Batch mode: one more session ran.
+    pub fn session(&mut self) {
+        *self.sessions.get_or_insert(0) += 1;
     }
 
     pub fn queue_sample(&mut self, sample: QueueSample) {
@@ -643,6 +654,7 @@ mod tests {
             explanation: None,
             groups: Vec::new(),
             queues: Vec::new(),
+            sessions: None,
         }
     }
 

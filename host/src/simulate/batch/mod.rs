@@ -343,6 +343,7 @@ impl World {
             g.finished = true;
             g.phase = "Completed".into();
             g.condition = None;
+            g.event = None;
         }
     }
 
@@ -669,6 +670,7 @@ pub fn run(
                 now,
             )?;
             sessions += 1;
+            tracker.session();
             tracker.sample(
                 now,
                 world
