@@ -135,6 +135,8 @@ fn status_of(pod: &k8s::Pod) -> TaskStatus {
 struct TaskRec {
     object: Arc<k8s::Pod>,
     requests: Resources,
+    /// Volcano's view of `requests` (one pod included).
+    resreq: Res,
     status: TaskStatus,
     node: Option<Arc<str>>,
     group: String,
@@ -151,6 +153,8 @@ struct GroupRec {
     discarded: u32,
     /// Its tasks in the world.
     members: usize,
+    /// Closed once with no tasks: later sessions would say the same.
+    closed_empty: bool,
     /// Its pods ran and all left: the job is over and the PodGroup leaves
     /// the sessions (phase Completed), as when its job is deleted.
     finished: bool,
@@ -164,6 +168,8 @@ struct World {
     classes: BTreeMap<String, i32>,
     default_priority: i32,
     has_global_default: bool,
+    /// All nodes' allocatable (`TotalResource`).
+    total: std::sync::OnceLock<Res>,
 }
 
 impl World {
@@ -206,6 +212,7 @@ impl World {
                         placed: None,
                         discarded: 0,
                         members: 0,
+                        closed_empty: false,
                         finished: false,
                     },
                 )
@@ -218,6 +225,7 @@ impl World {
             classes,
             default_priority,
             has_global_default,
+            total: Default::default(),
         })
     }
 
@@ -288,6 +296,7 @@ impl World {
                             placed: None,
                             discarded: 0,
                             members: 0,
+                            closed_empty: false,
                             finished: false,
                         },
                     );
@@ -311,11 +320,13 @@ impl World {
         if let Some(g) = self.groups.get_mut(&group) {
             g.members += 1;
             g.finished = false;
+            g.closed_empty = false;
         }
         let replaced = self.tasks.insert(
             kube::pod_key(pod),
             TaskRec {
                 object: Arc::new(pod.clone()),
+                resreq: Res::request(&model.requests),
                 requests: model.requests,
                 status,
                 node,
@@ -353,11 +364,17 @@ impl World {
 
     /// The session's snapshot of jobs, tasks and queues.
     fn state(&self, cluster: &mut ClusterState) -> State {
-        let snapshot = cluster.snapshot();
-        let mut total = Res::default();
-        for n in snapshot.nodes() {
-            total.add(&Res::allocatable(&n.allocatable));
-        }
+        // Nodes never change in a workload: their total is computed once.
+        let total = self
+            .total
+            .get_or_init(|| {
+                let mut total = Res::default();
+                for n in cluster.snapshot().nodes() {
+                    total.add(&Res::allocatable(&n.allocatable));
+                }
+                total
+            })
+            .clone();
         let mut jobs: Vec<Job> = Vec::new();
         let mut job_index: BTreeMap<&str, usize> = BTreeMap::new();
         for (key, g) in &self.groups {
@@ -397,7 +414,7 @@ impl World {
                 .namespace
                 .clone()
                 .unwrap_or_else(|| "default".into());
-            let resreq = Res::request(&rec.requests);
+            let resreq = rec.resreq.clone();
             jobs[j].tasks.push(tasks.len());
             tasks.push(Task {
                 key: key.clone(),
@@ -756,6 +773,16 @@ fn run_session(
     for j in 0..s.state.jobs.len() {
         let job = &s.state.jobs[j];
         let st = &s.state;
+        // A PodGroup without pods closes the same way every session (the
+        // openb gangs' PodGroups exist long before their pods): once is
+        // enough.
+        if job.tasks.is_empty() {
+            match world.groups.get_mut(&job.uid) {
+                Some(g) if g.closed_empty => continue,
+                Some(g) => g.closed_empty = true,
+                None => {}
+            }
+        }
         let unschedulable = if gang {
             plugins::gang::unschedulable_message(st, job)
         } else {
@@ -820,14 +847,19 @@ fn run_session(
             }
             g.phase = phase;
         }
-        let base = job.fit_error(&st.tasks);
+        let mut base: Option<String> = None;
         for &t in &job.tasks {
             if matches!(
                 st.tasks[t].status,
                 TaskStatus::Pending | TaskStatus::Allocated
             ) {
                 let (_, msg) = job.task_reason(&st.tasks, t);
-                messages.push((t, if msg.is_empty() { base.clone() } else { msg }));
+                let msg = if msg.is_empty() {
+                    base.get_or_insert_with(|| job.fit_error(&st.tasks)).clone()
+                } else {
+                    msg
+                };
+                messages.push((t, msg));
             }
         }
     }
