@@ -313,8 +313,8 @@ pub struct SimulationCase {
     pub pod_groups: Vec<Value>,
     #[serde(default)]
     pub priority_classes: Vec<Value>,
-    /// Batch mode: sessions to run (upstream's action tests run one);
-    /// default: until one binds nothing.
+    /// Batch mode: sessions to run; default 1, as upstream's action tests
+    /// run (a case's pods all arrive at once).
     pub sessions: Option<u32>,
     pub expect: SimulationExpect,
 }
@@ -459,7 +459,7 @@ fn run_simulation_case(
             };
             let session = config.batch.session().context("config")?;
             let options = simulate::batch::Options {
-                max_sessions: case.sessions,
+                max_sessions: Some(case.sessions.unwrap_or(1)),
                 scheduler_name: config.scheduler_name.clone(),
             };
             simulate::batch::run(
