@@ -376,7 +376,7 @@ impl World {
             })
             .clone();
         let mut jobs: Vec<Job> = Vec::new();
-        let mut job_index: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut job_index: std::collections::HashMap<&str, usize> = Default::default();
         for (key, g) in &self.groups {
             // Volcano's snapshot leaves out jobs of missing queues.
             if g.finished || !self.queues.iter().any(|q| q.name == g.pg.queue()) {
@@ -770,26 +770,31 @@ fn run_session(
     // Close: gang's conditions, the cache's events and pod messages, the
     // jobs' phases; then what was never bound leaves the nodes.
     let mut messages: Vec<(usize, String)> = Vec::new();
+    // Jobs were made from the groups in key order: walk both together
+    // instead of looking each job's group up.
+    let mut groups = world.groups.iter_mut();
     for j in 0..s.state.jobs.len() {
         let job = &s.state.jobs[j];
         let st = &s.state;
+        let group = groups
+            .by_ref()
+            .find(|(k, _)| **k == job.uid)
+            .map(|(_, g)| g);
         // A PodGroup without pods closes the same way every session (the
         // openb gangs' PodGroups exist long before their pods): once is
         // enough.
-        if job.tasks.is_empty() {
-            match world.groups.get_mut(&job.uid) {
-                Some(g) if g.closed_empty => continue,
-                Some(g) => g.closed_empty = true,
-                None => {}
-            }
+        if job.tasks.is_empty() && group.as_ref().is_some_and(|g| g.closed_empty) {
+            continue;
         }
         let unschedulable = if gang {
             plugins::gang::unschedulable_message(st, job)
         } else {
             None
         };
-        let group = world.groups.get_mut(&job.uid);
         if let Some(g) = group {
+            if job.tasks.is_empty() {
+                g.closed_empty = true;
+            }
             if gang {
                 g.condition = Some(match &unschedulable {
                     Some(m) => GroupCondition {
