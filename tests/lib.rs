@@ -193,3 +193,15 @@ fn encode_component(
         .encode()
         .map_err(|e| format!("{e:#}"))
 }
+
+/// Runs the `sift` binary from the workspace root with the bundled plugins
+/// and a compile cache of its own (`cache` names it).
+pub fn run_sift(args: &[&str], cache: &str) -> std::process::Output {
+    std::process::Command::new(sift_bin())
+        .args(args)
+        .env("SIFT_PLUGINS_DIR", plugins_dir())
+        .env("SIFT_CACHE_DIR", temp_dir(cache))
+        .current_dir(workspace_root())
+        .output()
+        .expect("run sift")
+}

@@ -3,16 +3,17 @@
 
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn sift(args: &[&str]) -> Output {
-    Command::new(sift_tests::sift_bin())
-        .args(args)
-        .env("SIFT_PLUGINS_DIR", sift_tests::plugins_dir())
-        .env("SIFT_CACHE_DIR", sift_tests::temp_dir("batch-cache"))
-        .current_dir(sift_tests::workspace_root())
-        .output()
-        .expect("run sift")
+    sift_tests::run_sift(args, "batch-cache")
+}
+
+/// Runs a command that must fail; its stderr.
+fn fails(args: &[&str]) -> String {
+    let o = sift(args);
+    assert!(!o.status.success(), "{args:?} succeeded");
+    String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
 fn node(name: &str, cpu: &str) -> Value {
@@ -294,35 +295,33 @@ fn bad_batch_input_is_named() {
     );
 
     let config = write(&dir, "c.yaml", "batch:\n  actions: \"allocate, preempt\"\n");
-    let o = sift(&[
+    let (cluster, workload) = (cluster.to_str().unwrap(), workload.to_str().unwrap());
+    let err = fails(&[
         "simulate",
         "--mode",
         "batch",
         "--cluster",
-        cluster.to_str().unwrap(),
+        cluster,
         "--workload",
-        workload.to_str().unwrap(),
+        workload,
         "-c",
         config.to_str().unwrap(),
     ]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("batch.actions") && err.contains("preempt"),
         "{err}"
     );
 
-    let o = sift(&[
+    let err = fails(&[
         "simulate",
         "--cluster",
-        cluster.to_str().unwrap(),
+        cluster,
         "--workload",
-        workload.to_str().unwrap(),
+        workload,
         "--groups-out",
         dir.join("g.jsonl").to_str().unwrap(),
     ]);
-    assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--mode batch"));
+    assert!(err.contains("--mode batch"), "{err}");
 
     let bad_queue = write(
         &dir,
@@ -333,17 +332,15 @@ fn bad_batch_input_is_named() {
                    "metadata": {"name": "q"}, "spec": {"capability": {"cpu": "lots"}}}),
         ]),
     );
-    let o = sift(&[
+    let err = fails(&[
         "simulate",
         "--mode",
         "batch",
         "--cluster",
         bad_queue.to_str().unwrap(),
         "--workload",
-        workload.to_str().unwrap(),
+        workload,
     ]);
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("Queue q") && err.contains("spec.capability.cpu"),
         "{err}"

@@ -6,10 +6,8 @@
 //! that the earlier placements now satisfy, say). As the engine's first
 //! filter it keeps the engine's sampling: cached nodes count as checked.
 
-use crate::cluster::nominated::NominatedPass;
-use crate::engine::plugin::{
-    BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
-};
+use super::node_rule::{Judge, NodeRule};
+use crate::engine::plugin::Cycle;
 use sift_sdk::{Code, Status};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -32,61 +30,16 @@ impl ErrorCache {
     }
 }
 
-impl FilterPlugin for ErrorCache {
+impl NodeRule for Arc<ErrorCache> {
     fn name(&self) -> &str {
         "predicate-error-cache"
     }
 
-    fn version(&self) -> &str {
-        "native"
-    }
-
-    fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {
-        let errors = self.current.lock().ok().and_then(|c| c.clone());
-        let outcome = if errors.is_some() {
-            PrepareOutcome::Proceed
-        } else {
-            PrepareOutcome::Skip
-        };
-        Ok(Prepared {
-            outcome,
-            filter: Box::new(Cached {
-                errors,
-                snapshot: &cycle.snapshot,
-            }),
-        })
-    }
-}
-
-struct Cached<'a> {
-    errors: Option<Arc<NodeErrors>>,
-    snapshot: &'a crate::cluster::Snapshot,
-}
-
-impl Cached<'_> {
-    fn status(&self, name: &str) -> Option<Status> {
-        let reasons = self.errors.as_ref()?.get(name)?;
-        Some(Status::new(Code::Unschedulable, reasons.iter().cloned()))
-    }
-}
-
-impl BatchFilter for Cached<'_> {
-    fn filter(
-        &self,
-        slots: &[u32],
-        rejections: &mut Vec<(u32, Arc<Status>)>,
-    ) -> Result<(), PluginError> {
-        for (i, &slot) in slots.iter().enumerate() {
-            if let Some(s) = self.status(self.snapshot.name(slot)) {
-                rejections.push((i as u32, Arc::new(s)));
-            }
-        }
-        Ok(())
-    }
-
-    fn filter_nominated(&self, slot: u32, _pass: &NominatedPass) -> Result<Status, PluginError> {
-        Ok(self
-            .status(self.snapshot.name(slot))
-            .unwrap_or_else(Status::success))
+    fn judge<'a>(&'a self, _cycle: &'a Cycle) -> Option<Judge<'a>> {
+        let errors = self.current.lock().ok().and_then(|c| c.clone())?;
+        Some(Box::new(move |name, _| {
+            let reasons = errors.get(name)?;
+            Some(Status::new(Code::Unschedulable, reasons.iter().cloned()))
+        }))
     }
 }

@@ -2,63 +2,24 @@
 //! task's request (one pod included) must fit the node's idle resources,
 //! else `Insufficient <first short resource>` (cpu, memory, then scalars
 //! by name). As a filter plugin it runs first in the session's engine, so
-//! sampling, rotation and the diagnosis are the engine's.
+//! sampling, rotation and the diagnosis are the engine's
+//! ([`super::node_rule`]).
 
+use super::node_rule::{Judge, NodeRule};
 use super::resource::{MIN_RESOURCE, PODS, Res};
-use crate::cluster::Snapshot;
-use crate::cluster::nominated::NominatedPass;
-use crate::engine::plugin::{
-    BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
-};
+use crate::engine::plugin::Cycle;
 use sift_sdk::{Node, Status};
-use std::sync::Arc;
-
-/// The name its rejections carry in `--explain`.
-pub const NAME: &str = "allocate";
 
 pub struct IdleFit;
 
-impl FilterPlugin for IdleFit {
+impl NodeRule for IdleFit {
     fn name(&self) -> &str {
-        NAME
+        "allocate"
     }
 
-    fn version(&self) -> &str {
-        "native"
-    }
-
-    fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {
-        Ok(Prepared {
-            outcome: PrepareOutcome::Proceed,
-            filter: Box::new(IdleFilter {
-                request: Res::request(&cycle.pod.requests),
-                snapshot: &cycle.snapshot,
-            }),
-        })
-    }
-}
-
-struct IdleFilter<'a> {
-    request: Res,
-    snapshot: &'a Snapshot,
-}
-
-impl BatchFilter for IdleFilter<'_> {
-    fn filter(
-        &self,
-        slots: &[u32],
-        rejections: &mut Vec<(u32, Arc<Status>)>,
-    ) -> Result<(), PluginError> {
-        for (i, &slot) in slots.iter().enumerate() {
-            if let Some(status) = check(&self.request, self.snapshot.node(slot)) {
-                rejections.push((i as u32, Arc::new(status)));
-            }
-        }
-        Ok(())
-    }
-
-    fn filter_nominated(&self, _slot: u32, pass: &NominatedPass) -> Result<Status, PluginError> {
-        Ok(check(&self.request, &pass.node).unwrap_or_else(Status::success))
+    fn judge<'a>(&'a self, cycle: &'a Cycle) -> Option<Judge<'a>> {
+        let request = Res::request(&cycle.pod.requests);
+        Some(Box::new(move |_, node| check(&request, node)))
     }
 }
 

@@ -29,6 +29,7 @@ pub mod actions;
 pub mod error_cache;
 pub mod idle_fit;
 pub mod job;
+pub mod node_rule;
 pub mod plugins;
 pub mod pod_number;
 pub mod resource;
@@ -49,6 +50,7 @@ use anyhow::{Context, Result};
 use job::{Job, Task, TaskStatus};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use node_rule::RuleFilter;
 use resource::Res;
 use session::{QueueInfo, Session, State};
 use sift_sdk::Resources;
@@ -160,6 +162,30 @@ struct GroupRec {
     finished: bool,
 }
 
+impl GroupRec {
+    /// A PodGroup as the input (or, `shadow`, the controller) made it;
+    /// the controller's start Pending.
+    fn new(pg: PodGroup, shadow: bool) -> GroupRec {
+        let phase = match (&pg.status.phase, shadow) {
+            (Some(p), _) => p.clone(),
+            (None, true) => "Pending".into(),
+            (None, false) => String::new(),
+        };
+        GroupRec {
+            pg,
+            shadow,
+            phase,
+            condition: None,
+            event: None,
+            placed: None,
+            discarded: 0,
+            members: 0,
+            closed_empty: false,
+            finished: false,
+        }
+    }
+}
+
 /// What persists between sessions.
 struct World {
     tasks: BTreeMap<String, TaskRec>,
@@ -200,23 +226,7 @@ impl World {
         let groups = input
             .pod_groups
             .iter()
-            .map(|pg| {
-                (
-                    pg.key(),
-                    GroupRec {
-                        pg: pg.clone(),
-                        shadow: false,
-                        phase: pg.status.phase.clone().unwrap_or_default(),
-                        condition: None,
-                        event: None,
-                        placed: None,
-                        discarded: 0,
-                        members: 0,
-                        closed_empty: false,
-                        finished: false,
-                    },
-                )
-            })
+            .map(|pg| (pg.key(), GroupRec::new(pg.clone(), false)))
             .collect();
         Ok(World {
             tasks: BTreeMap::new(),
@@ -285,21 +295,7 @@ impl World {
                         .spec
                         .as_ref()
                         .and_then(|s| s.priority_class_name.clone());
-                    self.groups.insert(
-                        key.clone(),
-                        GroupRec {
-                            pg,
-                            shadow: true,
-                            phase: "Pending".into(),
-                            condition: None,
-                            event: None,
-                            placed: None,
-                            discarded: 0,
-                            members: 0,
-                            closed_empty: false,
-                            finished: false,
-                        },
-                    );
+                    self.groups.insert(key.clone(), GroupRec::new(pg, true));
                 }
                 key
             }
@@ -562,7 +558,7 @@ pub fn schedulers(
     let mut predicates = Vec::new();
     if plugin("predicates").is_some_and(|p| p.enabled_predicate.unwrap_or(true)) {
         predicates.push(ConfiguredPlugin {
-            plugin: Arc::new(pod_number::PodNumber),
+            plugin: Arc::new(RuleFilter(pod_number::PodNumber)),
             ignorable: false,
         });
         predicates.extend(filters);
@@ -575,11 +571,11 @@ pub fn schedulers(
     let error_cache = Arc::new(error_cache::ErrorCache::default());
     let mut allocate = vec![
         ConfiguredPlugin {
-            plugin: error_cache.clone(),
+            plugin: Arc::new(RuleFilter(error_cache.clone())),
             ignorable: false,
         },
         ConfiguredPlugin {
-            plugin: Arc::new(idle_fit::IdleFit),
+            plugin: Arc::new(RuleFilter(idle_fit::IdleFit)),
             ignorable: false,
         },
     ];
