@@ -22,6 +22,7 @@
 //! would depart before the last one arrived, and such gangs could never
 //! run.
 
+use super::kube::pod_key;
 use super::volcano::{DEFAULT_QUEUE, GROUP_NAME_ANNOTATION};
 use super::workload::{Event, EventType};
 use anyhow::{Result, bail};
@@ -94,7 +95,7 @@ pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) ->
         }
         let pod = &e.object;
         let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-        let key = format!("{ns}/{}", pod.metadata.name.as_deref().unwrap_or_default());
+        let key = pod_key(pod);
         if member_of.contains_key(&key) {
             continue;
         }
@@ -141,10 +142,7 @@ pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) ->
         if e.kind != EventType::Added {
             continue;
         }
-        let pod = &e.object;
-        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-        let key = format!("{ns}/{}", pod.metadata.name.as_deref().unwrap_or_default());
-        if let Some(g) = member_of.get(&key) {
+        if let Some(g) = member_of.get(&pod_key(&e.object)) {
             arrival.entry(g.as_str()).or_insert(e.time);
         }
     }
@@ -153,9 +151,8 @@ pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) ->
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     for e in events.iter_mut() {
+        let key = pod_key(&e.object);
         let pod = &mut e.object;
-        let ns = pod.metadata.namespace.as_deref().unwrap_or("default");
-        let key = format!("{ns}/{}", pod.metadata.name.as_deref().unwrap_or_default());
         if let Some(g) = member_of.get(&key) {
             if e.kind == EventType::Added {
                 e.time = arrival.get(g).copied().flatten().or(e.time);

@@ -37,6 +37,23 @@ use preemption::PostFilter;
 use queue::{QueueKey, SchedulingQueue};
 use report::{Explanation, Report, Tracker};
 
+/// The pod as assumed on its chosen node: `spec.nodeName` set, the
+/// reserve steps' annotations added.
+pub fn assumed(object: &k8s::Pod, decision: &crate::engine::schedule::Decision) -> k8s::Pod {
+    let mut assumed = object.clone();
+    assumed.spec.get_or_insert_with(Default::default).node_name = Some(decision.node.to_string());
+    if !decision.annotations.is_empty() {
+        let annotations = assumed
+            .metadata
+            .annotations
+            .get_or_insert_with(Default::default);
+        for (k, v) in &decision.annotations {
+            annotations.insert(k.clone(), v.clone());
+        }
+    }
+    assumed
+}
+
 /// What a simulation runs: kube-scheduler's loop or batch mode's
 /// sessions.
 pub enum Runner {
@@ -216,19 +233,7 @@ fn attempt(
         ));
     }
     if let Some(decision) = decision {
-        let mut assumed = object.clone();
-        let spec = assumed.spec.get_or_insert_with(Default::default);
-        spec.node_name = Some(decision.node.to_string());
-        if !decision.annotations.is_empty() {
-            let annotations = assumed
-                .metadata
-                .annotations
-                .get_or_insert_with(Default::default);
-            for (k, v) in &decision.annotations {
-                annotations.insert(k.clone(), v.clone());
-            }
-        }
-        cluster.upsert_pod(&assumed)?;
+        cluster.upsert_pod(&assumed(object, &decision))?;
         tracker.bound(key, now, &decision, &pod.requests);
         return Ok(Tried::Bound);
     }

@@ -286,19 +286,7 @@ impl<'a> Session<'a> {
     /// the cluster state (so later predicates see it) and the plugins
     /// account for it.
     pub fn allocate(&mut self, task: usize, decision: Decision) -> Result<()> {
-        let t = &self.state.tasks[task];
-        let mut assumed = (*t.object).clone();
-        assumed.spec.get_or_insert_with(Default::default).node_name =
-            Some(decision.node.to_string());
-        if !decision.annotations.is_empty() {
-            let annotations = assumed
-                .metadata
-                .annotations
-                .get_or_insert_with(Default::default);
-            for (k, v) in &decision.annotations {
-                annotations.insert(k.clone(), v.clone());
-            }
-        }
+        let assumed = crate::simulate::assumed(&self.state.tasks[task].object, &decision);
         self.cluster.upsert_pod(&assumed)?;
         let t = &mut self.state.tasks[task];
         t.status = TaskStatus::Allocated;
