@@ -182,3 +182,115 @@ impl Plugin for Proportion {
         Some((a.deserved.clone(), a.allocated.clone()))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::super::job::{Job, Task, TaskStatus};
+    use super::super::super::session::{QueueInfo, State};
+    use super::*;
+    use std::sync::Arc;
+
+    fn cpu(milli: f64) -> Res {
+        Res {
+            cpu: milli,
+            ..Default::default()
+        }
+    }
+
+    fn task(job: usize, milli: f64, status: TaskStatus) -> Task {
+        Task {
+            key: String::new(),
+            name: String::new(),
+            namespace: String::new(),
+            uid: String::new(),
+            created: None,
+            gated: false,
+            object: Arc::new(Default::default()),
+            role: String::new(),
+            priority: 0,
+            resreq: cpu(milli),
+            best_effort: false,
+            status,
+            node: None,
+            last: None,
+            job,
+        }
+    }
+
+    fn job(queue: &str, tasks: Vec<usize>) -> Job {
+        Job {
+            uid: queue.into(),
+            name: queue.into(),
+            namespace: String::new(),
+            queue: queue.into(),
+            min_available: 1,
+            task_min: Default::default(),
+            task_min_total: 0,
+            priority: 0,
+            created: None,
+            phase: "Inqueue".into(),
+            tasks,
+            fit_errors: Default::default(),
+        }
+    }
+
+    fn queue(name: &str, weight: i32, capability: Option<Res>) -> QueueInfo {
+        QueueInfo {
+            name: name.into(),
+            weight,
+            priority: 0,
+            created: None,
+            capability,
+            guarantee: Res::default(),
+        }
+    }
+
+    #[test]
+    fn water_filling_gives_the_unmet_remainder_to_who_still_wants() {
+        // 8 cpu, weights 3:1. a wants 10 (4 running), b 1 (pending).
+        // Round 1: a 6, b 2 -> capped at its request 1 (met). 1 cpu
+        // remains; round 2 gives it all to a: 7.
+        let s = State {
+            tasks: vec![
+                task(0, 4000.0, TaskStatus::Running),
+                task(0, 6000.0, TaskStatus::Pending),
+                task(1, 1000.0, TaskStatus::Pending),
+            ],
+            jobs: vec![job("a", vec![0, 1]), job("b", vec![2])],
+            queues: vec![queue("a", 3, None), queue("b", 1, None)],
+            total: cpu(8000.0),
+        };
+        let p = Proportion::open(&s);
+        let (da, aa) = p.queue_share("a").unwrap();
+        let (db, _) = p.queue_share("b").unwrap();
+        assert_eq!((da.cpu, db.cpu), (7000.0, 1000.0));
+        assert_eq!(aa.cpu, 4000.0);
+        // a's share is 4/7; b's 0: b goes first.
+        assert_eq!(
+            p.queue_order(&s, &s.queues[1], &s.queues[0]),
+            std::cmp::Ordering::Less
+        );
+        // a may take 3 more cpu, not 3.5.
+        assert_eq!(
+            p.allocatable(&s, &s.queues[0], &task(0, 3000.0, TaskStatus::Pending)),
+            Some(true)
+        );
+        assert_eq!(
+            p.allocatable(&s, &s.queues[0], &task(0, 3500.0, TaskStatus::Pending)),
+            Some(false)
+        );
+    }
+
+    #[test]
+    fn capability_caps_what_a_queue_deserves() {
+        let s = State {
+            tasks: vec![task(0, 8000.0, TaskStatus::Pending)],
+            jobs: vec![job("a", vec![0])],
+            queues: vec![queue("a", 1, Some(cpu(2000.0)))],
+            total: cpu(8000.0),
+        };
+        let p = Proportion::open(&s);
+        assert_eq!(p.queue_share("a").unwrap().0.cpu, 2000.0);
+        assert_eq!(p.overused(&s, &s.queues[0]), Some(false));
+    }
+}
