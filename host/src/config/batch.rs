@@ -177,6 +177,21 @@ impl BatchConfig {
                     bail!("batch.tiers[{i}]: plugin {:?} is listed twice", p.name);
                 }
                 seen.push(p.name.clone());
+                if !p.arguments.is_empty() {
+                    let keys: Vec<&str> = p.arguments.keys().map(String::as_str).collect();
+                    tracing::warn!(
+                        "batch.tiers[{i}]: plugin {} arguments {} are not used: sift's predicates \
+                         and node order come from plugins.filter, plugins.score and pluginConfig",
+                        p.name,
+                        keys.join(", ")
+                    );
+                }
+                if p.enabled_hierarchy == Some(true) {
+                    tracing::warn!(
+                        "batch.tiers[{i}]: {}: enableHierarchy (hierarchical drf) is not implemented",
+                        p.name
+                    );
+                }
             }
         }
         let period = match &self.schedule_period {
