@@ -5,13 +5,16 @@ use super::{PluginSource, catalog, load_config, parse_parallelism};
 use crate::cluster::ClusterState;
 use crate::config::PluginRef;
 use crate::engine::Engine;
+use crate::input::read::BoundPods;
 use crate::input::{Objects, kube};
 use crate::output;
 use crate::plugins::extender::http_extenders;
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
+use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::rc::Rc;
 
 #[derive(Args)]
 pub(super) struct FilterArgs {
@@ -58,47 +61,6 @@ pub(super) enum Format {
 
 pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
     let config = load_config(a.source.config.as_deref())?;
-    let cluster = Objects::read_files(&a.cluster)?;
-    for s in &cluster.skipped {
-        tracing::debug!("skipped {s}");
-    }
-    let mut skipped = kube::SkippedPods::default();
-    let pods: Vec<_> = if a.pod.is_empty() {
-        let pending = cluster
-            .pods
-            .iter()
-            .filter(|(p, _)| kube::bound_node(p).is_none());
-        let mut pods = Vec::new();
-        for (p, origin) in pending {
-            match kube::not_for_scheduler(p, config.scheduler_name()) {
-                Some(why) => skipped.add(why),
-                None => pods.push((p.clone(), origin.clone())),
-            }
-        }
-        if pods.is_empty() {
-            if skipped.total() > 0 {
-                bail!(
-                    "no pod to place: the cluster files' {} pending pod(s) are all ones \
-                     kube-scheduler would not schedule ({}); pass --pod FILE",
-                    skipped.total(),
-                    skipped
-                );
-            }
-            bail!("no pod to place: pass --pod FILE (the cluster files have no pending pod)");
-        }
-        pods
-    } else {
-        let mut pods = Vec::new();
-        for file in &a.pod {
-            let mut objects = Objects::default();
-            objects.read_file(file)?;
-            if objects.pods.is_empty() {
-                bail!("{}: holds no Pod{}", file.display(), objects.found());
-            }
-            pods.extend(objects.pods);
-        }
-        pods
-    };
     let catalog = catalog(&a.source, &config, &a.plugin_files)?;
     let mut options = config.engine_options();
     if let Some(p) = a.percentage {
@@ -149,13 +111,74 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
         .with_extenders(http_extenders(&config.extenders)?);
     // Whole objects are kept only if a plugin reads them.
     let full = engine.full_objects();
-    let snapshot = ClusterState::from_objects_with(
-        &cluster,
-        full.node,
+    // Bound pods go into the cluster state as they are read: they are
+    // most of a dump, and none is needed as an object afterwards.
+    let state = Rc::new(RefCell::new(ClusterState::new(
         config.scheduler_name(),
         &engine.pod_annotation_keys(),
-    )?
-    .snapshot();
+    )));
+    let mut cluster = Objects {
+        bound_pods_to: Some(BoundPods({
+            let state = state.clone();
+            Box::new(move |pod, origin| {
+                state
+                    .borrow_mut()
+                    .upsert_pod(&pod)
+                    .map(|_| ())
+                    .map_err(|e| anyhow!("{origin}: {e:#}"))
+            })
+        })),
+        ..Default::default()
+    };
+    for path in &a.cluster {
+        cluster.read_file(path)?;
+    }
+    cluster.bound_pods_to = None;
+    for s in &cluster.skipped {
+        tracing::debug!("skipped {s}");
+    }
+    let mut skipped = kube::SkippedPods::default();
+    let pods: Vec<_> = if a.pod.is_empty() {
+        let pending = cluster
+            .pods
+            .iter()
+            .filter(|(p, _)| kube::bound_node(p).is_none());
+        let mut pods = Vec::new();
+        for (p, origin) in pending {
+            match kube::not_for_scheduler(p, config.scheduler_name()) {
+                Some(why) => skipped.add(why),
+                None => pods.push((p.clone(), origin.clone())),
+            }
+        }
+        if pods.is_empty() {
+            if skipped.total() > 0 {
+                bail!(
+                    "no pod to place: the cluster files' {} pending pod(s) are all ones \
+                     kube-scheduler would not schedule ({}); pass --pod FILE",
+                    skipped.total(),
+                    skipped
+                );
+            }
+            bail!("no pod to place: pass --pod FILE (the cluster files have no pending pod)");
+        }
+        pods
+    } else {
+        let mut pods = Vec::new();
+        for file in &a.pod {
+            let mut objects = Objects::default();
+            objects.read_file(file)?;
+            if objects.pods.is_empty() {
+                bail!("{}: holds no Pod{}", file.display(), objects.found());
+            }
+            pods.extend(objects.pods);
+        }
+        pods
+    };
+    let snapshot = {
+        let mut state = state.borrow_mut();
+        state.add_objects(&cluster, full.node)?;
+        state.snapshot()
+    };
     let mut outcomes = Vec::new();
     for (pod, origin) in &pods {
         let mut model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;

@@ -313,9 +313,24 @@ impl ClusterState {
         scheduler_name: &str,
         pod_annotation_keys: &[String],
     ) -> Result<ClusterState> {
+        let mut cluster = ClusterState::new(scheduler_name, pod_annotation_keys);
+        cluster.add_objects(objects, node_objects)?;
+        Ok(cluster)
+    }
+
+    /// An empty state for `scheduler_name`'s nominations, keeping bound
+    /// pods' annotations with these keys.
+    pub fn new(scheduler_name: &str, pod_annotation_keys: &[String]) -> ClusterState {
         let mut cluster = ClusterState::default();
         cluster.set_scheduler_name(scheduler_name);
         cluster.pod_annotation_keys = pod_annotation_keys.iter().cloned().collect();
+        cluster
+    }
+
+    /// Adds the nodes, pods and namespaces of `objects` (pods may come
+    /// before or after their nodes: each is kept by key).
+    pub fn add_objects(&mut self, objects: &Objects, node_objects: bool) -> Result<()> {
+        let cluster = self;
         for (obj, origin) in &objects.nodes {
             let mut node = kube::node(obj).map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))?;
             if node_objects {
@@ -341,7 +356,7 @@ impl ClusterState {
             }
             cluster.upsert_namespace(ns);
         }
-        Ok(cluster)
+        Ok(())
     }
 
     pub fn contains_node(&self, name: &str) -> bool {

@@ -45,7 +45,17 @@ pub struct Objects {
     pub priority_classes: Vec<(PriorityClass, Origin)>,
     /// Objects of other kinds, skipped (e.g. Services in a full dump).
     pub skipped: Vec<String>,
+    /// When set, pods bound to a node go here as they are read instead of
+    /// into `pods`: a big dump's bound pods then never exist all at once
+    /// as typed objects (650,000 of them took 2 GB).
+    pub bound_pods_to: Option<BoundPods>,
 }
+
+/// Takes one bound pod and where it was read.
+pub type PodSink = dyn FnMut(k8s::Pod, &Origin) -> Result<()>;
+
+/// Where [`Objects`] hands bound pods.
+pub struct BoundPods(pub Box<PodSink>);
 
 impl Objects {
     pub fn read_files(paths: &[PathBuf]) -> Result<Objects> {
@@ -273,7 +283,12 @@ impl Objects {
                 let pod: k8s::Pod = source
                     .typed()
                     .with_context(|| format!("{origin}: Pod {name}"))?;
-                self.pods.push((pod, origin));
+                match &mut self.bound_pods_to {
+                    Some(sink) if crate::input::kube::bound_node(&pod).is_some() => {
+                        (sink.0)(pod, &origin)?
+                    }
+                    _ => self.pods.push((pod, origin)),
+                }
             }
             "Namespace" => {
                 let ns: k8s::Namespace = source
