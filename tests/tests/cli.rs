@@ -671,3 +671,64 @@ fn simulate_demo_writes_outcomes_timeline_plot_and_explains_a_pod() {
     assert!(!o.status.success());
     assert!(err.contains("--explain nope/none"), "{err}");
 }
+
+/// Bound pods are handed to the cluster state as they are read: whether
+/// they come before or after their node in the files, they hold it, and a
+/// bad one is named with its file.
+#[test]
+fn bound_pods_hold_their_node_whatever_the_file_order() {
+    let dir = sift_tests::temp_dir("cli-bound-order");
+    let node = serde_json::json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+        "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "10"}}});
+    let hog = |cpu: &str| {
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "hog", "namespace": "default"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c",
+                 "resources": {"requests": {"cpu": cpu}}}]},
+        "status": {"phase": "Running"}})
+    };
+    let pending = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "new", "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]}});
+    for (name, items) in [
+        (
+            "pods-first.json",
+            vec![hog("1500m"), pending.clone(), node.clone()],
+        ),
+        (
+            "node-first.json",
+            vec![node.clone(), hog("1500m"), pending.clone()],
+        ),
+    ] {
+        let file = dir.join(name);
+        std::fs::write(
+            &file,
+            serde_json::json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+        )
+        .unwrap();
+        let o = sift(&["filter", "--cluster", file.to_str().unwrap(), "-o", "json"]);
+        let (out, err) = text(&o);
+        assert!(o.status.success(), "{name}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v[0]["pod"], "default/new", "{name}");
+        assert_eq!(
+            v[0]["statuses"]["n1"]["reasons"][0], "Insufficient cpu",
+            "{name}: {out}"
+        );
+    }
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        serde_json::json!({"apiVersion": "v1", "kind": "List",
+            "items": [node, hog("lots"), pending]})
+        .to_string(),
+    )
+    .unwrap();
+    let o = sift(&["filter", "--cluster", bad.to_str().unwrap()]);
+    let (_, err) = text(&o);
+    assert!(!o.status.success());
+    assert!(
+        err.contains("bad.json") && err.contains("items[1]"),
+        "{err}"
+    );
+}
