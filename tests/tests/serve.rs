@@ -1338,3 +1338,79 @@ fn namespaces_from_files_and_events_decide_namespace_selectors() {
     assert_eq!(feasible(), json!(["n0"]));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Cluster files are read in two passes (bound pods are never all kept as
+/// objects): a file with a bad bound pod is applied not at all, and a good
+/// one with bound pods and removals is applied whole.
+#[test]
+fn a_cluster_file_with_a_bad_bound_pod_changes_nothing() {
+    let fixture = fixture_setup("serve-bound-pods", &flip('a'), "1s");
+    let (_, _, cluster) = fixture.clone();
+    let bound = |name: &str, node: &str, cpu: &str| {
+        json!({"kind": "Pod", "apiVersion": "v1",
+               "metadata": {"name": name, "namespace": "default"},
+               "spec": {"nodeName": node, "containers": [{"name": "c",
+                        "resources": {"requests": {"cpu": cpu}}}]},
+               "status": {"phase": "Running"}})
+    };
+    let file = |items: Vec<Value>| json!({"kind": "List", "apiVersion": "v1", "items": items});
+    let node = |name: &str| {
+        json!({"kind": "Node", "apiVersion": "v1", "metadata": {"name": name},
+               "status": {"allocatable": {"cpu": "4", "pods": "10"}}})
+    };
+    write_renamed(
+        &cluster,
+        file(vec![
+            bound("a", "n0", "1"),
+            node("n0"),
+            bound("b", "n0", "1"),
+        ])
+        .to_string()
+        .as_bytes(),
+    );
+    let s = Server::start(&fixture_args(&fixture));
+    wait_for(&s, "two bound pods", |st| {
+        st["cluster"]["nodes"] == 1 && st["cluster"]["pods"] == 2
+    });
+    // A new node and a bad pod after a good one: nothing of it applies.
+    write_renamed(
+        &cluster,
+        file(vec![
+            node("n0"),
+            node("n1"),
+            bound("c", "n1", "1"),
+            bound("d", "n1", "lots"),
+        ])
+        .to_string()
+        .as_bytes(),
+    );
+    let st = wait_for(&s, "the file error", |st| {
+        st["cluster"]["fileError"].is_string()
+    });
+    assert!(
+        st["cluster"]["fileError"]
+            .as_str()
+            .unwrap()
+            .contains("items[3]"),
+        "{st}"
+    );
+    assert_eq!(st["cluster"]["nodes"], 1, "{st}");
+    assert_eq!(st["cluster"]["pods"], 2, "{st}");
+    // A good file: b stays, a leaves, c arrives on the new node.
+    write_renamed(
+        &cluster,
+        file(vec![
+            node("n0"),
+            node("n1"),
+            bound("b", "n0", "1"),
+            bound("c", "n1", "1"),
+        ])
+        .to_string()
+        .as_bytes(),
+    );
+    wait_for(&s, "the good file", |st| {
+        st["cluster"]["fileError"].is_null()
+            && st["cluster"]["nodes"] == 2
+            && st["cluster"]["pods"] == 2
+    });
+}

@@ -17,6 +17,7 @@ use crate::cluster::ClusterState;
 use crate::config::Config;
 use crate::input::Objects;
 use crate::input::kube;
+use crate::input::read::BoundPods;
 use crate::runtime::Runtime;
 use crate::runtime::cache::sha256_hex;
 use crate::serve::conn::{HeaderDeadline, IDLE_TIMEOUT};
@@ -32,9 +33,11 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
+use std::cell::RefCell;
 use std::collections::{BTreeSet, HashSet};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
@@ -148,14 +151,35 @@ impl ClusterFeed {
         if !force && self.applied.as_ref() == Some(&digests) {
             return Ok(false);
         }
-        let mut objects = Objects::default();
+        let mut texts_utf8 = Vec::with_capacity(texts.len());
         for (f, bytes) in self.files.iter().zip(texts) {
             let text = String::from_utf8(bytes)
                 .map_err(|e| anyhow!("cannot read {}: not UTF-8 text: {e}", f.display()))?;
-            objects.read_text(f, &text)?;
+            texts_utf8.push(text);
         }
+        // Two passes over the text, so that no pod is kept as an object
+        // (a 65,000-node dump's 650,000 bound pods took 2 GB as objects)
+        // and nothing is applied unless everything reads: the first checks
+        // every object and keeps the bound pods' keys, the second hands
+        // the bound pods to the cluster state as they are read.
+        let bound_keys: Rc<RefCell<BTreeSet<String>>> = Default::default();
+        let mut objects = Objects {
+            bound_pods_to: Some(BoundPods({
+                let keys = bound_keys.clone();
+                Box::new(move |pod, origin| {
+                    kube::pod(&pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+                    keys.borrow_mut().insert(kube::pod_key(&pod));
+                    Ok(())
+                })
+            })),
+            ..Default::default()
+        };
+        for (f, text) in self.files.iter().zip(&texts_utf8) {
+            objects.read_text(f, text)?;
+        }
+        objects.bound_pods_to = None;
         let mut nodes = BTreeSet::new();
-        let mut pods = BTreeSet::new();
+        let mut pods = std::mem::take(&mut *bound_keys.borrow_mut());
         let mut models = Vec::new();
         for (obj, origin) in &objects.nodes {
             let mut node = kube::node(obj).map_err(|e| anyhow!("{origin}: {e:#}"))?;
@@ -186,6 +210,31 @@ impl ClusterFeed {
         for (pod, _) in &objects.pods {
             self.state.upsert_pod(pod)?;
         }
+        let state = Rc::new(RefCell::new(std::mem::take(&mut self.state)));
+        let applied = {
+            let mut second = Objects {
+                bound_pods_to: Some(BoundPods({
+                    let state = state.clone();
+                    Box::new(move |pod, origin| {
+                        state
+                            .borrow_mut()
+                            .upsert_pod(&pod)
+                            .map(|_| ())
+                            .map_err(|e| anyhow!("{origin}: {e:#}"))
+                    })
+                })),
+                ..Default::default()
+            };
+            let mut result = Ok(());
+            for (f, text) in self.files.iter().zip(&texts_utf8) {
+                result = result.and_then(|_| second.read_text(f, text));
+            }
+            result
+        };
+        self.state = Rc::try_unwrap(state)
+            .map(RefCell::into_inner)
+            .unwrap_or_else(|rc| rc.borrow().clone());
+        applied?;
         for gone in self.file_pods.difference(&pods) {
             self.state.remove_pod_key(gone);
         }
