@@ -513,6 +513,9 @@ fn queue_info(q: &Queue) -> Result<QueueInfo> {
         }
         Some(c)
     };
+    if q.weight() < 0 {
+        anyhow::bail!("Queue {}: spec.weight {} is negative", q.name(), q.weight());
+    }
     Ok(QueueInfo {
         name: q.name().to_string(),
         weight: q.weight(),
