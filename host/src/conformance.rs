@@ -366,13 +366,16 @@ fn run_simulation_case(
         Some("batch") => true,
         Some(other) => bail!("unknown mode {other:?} (\"scheduler\" or \"batch\")"),
     };
-    let config: Config = match case.config {
+    let mut config: Config = match case.config {
         Some(v) => serde_path_to_error::deserialize(v).map_err(|e| {
             let path = e.path().to_string();
             anyhow!("config: {path}: {}", e.into_inner())
         })?,
         None => Config::default(),
     };
+    if batch {
+        config.apply_batch_defaults();
+    }
     config.check_scores().context("config")?;
     crate::config::extenders::check_extenders(&config.extenders).context("config")?;
     let catalog = catalog.reconfigured(&config).context("config")?;

@@ -180,7 +180,7 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             .collect(),
         bound_pods: bound.pods.iter().map(|(p, _)| p.clone()).collect(),
     };
-    let configs: Vec<(String, Config)> = if a.config.is_empty() {
+    let mut configs: Vec<(String, Config)> = if a.config.is_empty() {
         vec![("default".into(), Config::default())]
     } else {
         a.config
@@ -188,6 +188,11 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             .map(|p| Ok((config_label(p), load_config(Some(p))?)))
             .collect::<Result<_>>()?
     };
+    if a.mode == Mode::Batch {
+        for (_, c) in &mut configs {
+            c.apply_batch_defaults();
+        }
+    }
     if let Some(key) = &a.explain
         && !events.iter().any(|e| kube::pod_key(&e.object) == *key)
     {

@@ -260,6 +260,27 @@ impl Config {
         self.filter_plugins_from(&DEFAULT_FILTERS)
     }
 
+    /// Batch mode's defaults: Volcano's `nodeorder` balances `nvidia.com/gpu`
+    /// too (v1.11 `plugins/nodeorder/nodeorder.go`), so BalancedAllocation
+    /// gets cpu, memory and nvidia.com/gpu (weight 1 each) unless
+    /// `pluginConfig` sets it.
+    pub fn apply_batch_defaults(&mut self) {
+        if !self
+            .plugin_config
+            .iter()
+            .any(|p| p.name == "NodeResourcesBalancedAllocation")
+        {
+            self.plugin_config.push(PluginConfig {
+                name: "NodeResourcesBalancedAllocation".into(),
+                args: serde_json::json!({"resources": [
+                    {"name": "cpu", "weight": 1},
+                    {"name": "memory", "weight": 1},
+                    {"name": "nvidia.com/gpu", "weight": 1},
+                ]}),
+            });
+        }
+    }
+
     /// Batch mode's: the same edits applied to the kube-scheduler filters
     /// Volcano's `predicates` plugin runs, in its order.
     pub fn batch_filter_plugins(&self) -> Vec<PluginRef> {

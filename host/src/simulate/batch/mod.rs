@@ -633,11 +633,13 @@ pub fn run(
                     let pod = &event.object;
                     let status = status_of(pod);
                     if status != TaskStatus::Pending {
+                        // Whoever's it is, it holds its node: the report
+                        // counts it, so its departure frees what it held.
                         if kube::bound_node(pod).is_some() && kube::pod_is_active(pod) {
                             cluster.upsert_pod(pod)?;
+                            tracker.bound_from_input(&cluster, &key);
                         }
                         if intake.owns_placed(pod) {
-                            tracker.bound_from_input(&cluster, &key);
                             let _ = world.add(pod, status);
                         }
                         continue;
@@ -828,7 +830,7 @@ fn run_session(
             let phase = if running && unschedulable.is_some() {
                 "Unknown".to_string()
             } else if allocated as i32 >= job.min_available {
-                if done == allocated && allocated > 0 {
+                if done == allocated {
                     "Completed".to_string()
                 } else {
                     "Running".to_string()
@@ -853,10 +855,12 @@ fn run_session(
         }
         let mut base: Option<String> = None;
         for &t in &job.tasks {
+            // A gated pod keeps the API server's SchedulingGated condition.
             if matches!(
                 st.tasks[t].status,
                 TaskStatus::Pending | TaskStatus::Allocated
-            ) {
+            ) && !st.tasks[t].gated
+            {
                 let (_, msg) = job.task_reason(&st.tasks, t);
                 let msg = if msg.is_empty() {
                     base.get_or_insert_with(|| job.fit_error(&st.tasks)).clone()

@@ -63,6 +63,9 @@ pub struct Session<'a> {
     /// Tasks dispatched to bind this session, in order, with their
     /// decisions.
     pub dispatched: Vec<(usize, Decision)>,
+    /// Allocated tasks whose binding would fail (see
+    /// [`Session::allocate_unbindable`]).
+    unbindable: std::collections::HashSet<usize>,
 }
 
 impl<'a> Session<'a> {
@@ -90,6 +93,7 @@ impl<'a> Session<'a> {
             schedulers,
             decisions: HashMap::new(),
             dispatched: Vec::new(),
+            unbindable: Default::default(),
         }
     }
 
@@ -332,10 +336,24 @@ impl<'a> Session<'a> {
         self.allocate(task, decision)?;
         let job = self.state.tasks[task].job;
         if self.job_ready(job) {
+            // The job's Allocated tasks bind in order; the first whose node
+            // had no room ends it (`ssn.dispatch` returns at the first
+            // AddBindTask error).
             for t in self.state.jobs[job].tasks.clone() {
+                if self.unbindable.contains(&t) {
+                    break;
+                }
                 self.dispatch(t);
             }
         }
+        Ok(())
+    }
+
+    /// Places a task that will not bind: its node had no idle room for it
+    /// (backfill on an overcommitted node). It stays Allocated.
+    pub fn allocate_unbindable(&mut self, task: usize, decision: Decision) -> Result<()> {
+        self.allocate(task, decision)?;
+        self.unbindable.insert(task);
         Ok(())
     }
 

@@ -28,7 +28,7 @@ pub fn execute(s: &mut Session) -> Result<()> {
                 if fits {
                     s.allocate_and_dispatch(t, decision)?;
                 } else {
-                    s.allocate(t, decision)?;
+                    s.allocate_unbindable(t, decision)?;
                 }
             }
         }
