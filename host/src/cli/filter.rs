@@ -5,7 +5,6 @@ use super::{PluginSource, catalog, load_config, parse_parallelism};
 use crate::cluster::ClusterState;
 use crate::config::PluginRef;
 use crate::engine::Engine;
-use crate::input::read::BoundPods;
 use crate::input::{Objects, kube};
 use crate::output;
 use crate::plugins::extender::http_extenders;
@@ -118,16 +117,7 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
         &engine.pod_annotation_keys(),
     )));
     let mut cluster = Objects {
-        bound_pods_to: Some(BoundPods({
-            let state = state.clone();
-            Box::new(move |pod, origin| {
-                state
-                    .borrow_mut()
-                    .upsert_pod(&pod)
-                    .map(|_| ())
-                    .map_err(|e| anyhow!("{origin}: {e:#}"))
-            })
-        })),
+        bound_pods_to: Some(ClusterState::bound_pods_into(&state)),
         ..Default::default()
     };
     for path in &a.cluster {

@@ -318,6 +318,21 @@ impl ClusterState {
         Ok(cluster)
     }
 
+    /// Where a reader hands bound pods so they go into `state` as they are
+    /// read ([`Objects::bound_pods_to`]); errors name the object.
+    pub fn bound_pods_into(
+        state: &std::rc::Rc<std::cell::RefCell<ClusterState>>,
+    ) -> crate::input::read::BoundPods {
+        let state = state.clone();
+        crate::input::read::BoundPods(Box::new(move |pod, origin| {
+            state
+                .borrow_mut()
+                .upsert_pod(&pod)
+                .map(|_| ())
+                .map_err(|e| anyhow::anyhow!("{origin}: {e:#}"))
+        }))
+    }
+
     /// An empty state for `scheduler_name`'s nominations, keeping bound
     /// pods' annotations with these keys.
     pub fn new(scheduler_name: &str, pod_annotation_keys: &[String]) -> ClusterState {

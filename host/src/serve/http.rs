@@ -213,16 +213,7 @@ impl ClusterFeed {
         let state = Rc::new(RefCell::new(std::mem::take(&mut self.state)));
         let applied = {
             let mut second = Objects {
-                bound_pods_to: Some(BoundPods({
-                    let state = state.clone();
-                    Box::new(move |pod, origin| {
-                        state
-                            .borrow_mut()
-                            .upsert_pod(&pod)
-                            .map(|_| ())
-                            .map_err(|e| anyhow!("{origin}: {e:#}"))
-                    })
-                })),
+                bound_pods_to: Some(ClusterState::bound_pods_into(&state)),
                 ..Default::default()
             };
             let mut result = Ok(());
