@@ -97,52 +97,48 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// The first verdict of the plugins with `enabled` on, in tier order
+    /// (`Equal` when none decides): how every order function is combined.
+    fn first_verdict(
+        &self,
+        enabled: fn(&PluginOption) -> Option<bool>,
+        verdict: impl Fn(&dyn Plugin) -> Ordering,
+    ) -> Ordering {
+        self.plugins
+            .iter()
+            .filter(|p| on(enabled(&p.option)))
+            .map(|p| verdict(p.plugin.as_ref()))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    }
+
     pub fn job_less(&self, l: usize, r: usize) -> bool {
-        for p in &self.plugins {
-            if !on(p.option.enabled_job_order) {
-                continue;
+        match self.first_verdict(|o| o.enabled_job_order, |p| p.job_order(&self.state, l, r)) {
+            Ordering::Equal => {
+                let (lj, rj) = (&self.state.jobs[l], &self.state.jobs[r]);
+                (lj.created, &lj.uid) < (rj.created, &rj.uid)
             }
-            match p.plugin.job_order(&self.state, l, r) {
-                Ordering::Equal => {}
-                o => return o == Ordering::Less,
-            }
+            o => o == Ordering::Less,
         }
-        let (lj, rj) = (&self.state.jobs[l], &self.state.jobs[r]);
-        if lj.created == rj.created {
-            return lj.uid < rj.uid;
-        }
-        lj.created < rj.created
     }
 
     pub fn queue_less(&self, l: usize, r: usize) -> bool {
         let (lq, rq) = (&self.state.queues[l], &self.state.queues[r]);
-        for p in &self.plugins {
-            if !on(p.option.enabled_queue_order) {
-                continue;
-            }
-            match p.plugin.queue_order(&self.state, lq, rq) {
-                Ordering::Equal => {}
-                o => return o == Ordering::Less,
-            }
+        match self.first_verdict(
+            |o| o.enabled_queue_order,
+            |p| p.queue_order(&self.state, lq, rq),
+        ) {
+            Ordering::Equal => (lq.created, &lq.name) < (rq.created, &rq.name),
+            o => o == Ordering::Less,
         }
-        if lq.created == rq.created {
-            return lq.name < rq.name;
-        }
-        lq.created < rq.created
     }
 
     pub fn task_less(&self, l: usize, r: usize) -> bool {
         let (lt, rt) = (&self.state.tasks[l], &self.state.tasks[r]);
-        for p in &self.plugins {
-            if !on(p.option.enabled_task_order) {
-                continue;
-            }
-            match p.plugin.task_order(lt, rt) {
-                Ordering::Equal => {}
-                o => return o == Ordering::Less,
-            }
+        match self.first_verdict(|o| o.enabled_task_order, |p| p.task_order(lt, rt)) {
+            Ordering::Equal => compare_task(lt, rt),
+            o => o == Ordering::Less,
         }
-        compare_task(lt, rt)
     }
 
     pub fn job_valid(&self, job: usize) -> Option<Invalid> {
