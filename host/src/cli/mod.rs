@@ -185,7 +185,9 @@ fn escaped_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> {
 
 /// A level (`debug`) applies to sift and its plugins; the runtime's own
 /// crates (wasmtime, cranelift, ...) stay at `warn` unless named, as in
-/// `debug,wasmtime=debug` (tracing's directive syntax).
+/// `debug,wasmtime=debug` (tracing's directive syntax). kube's client logs
+/// every failed API request at error level: sift's watch reports each
+/// distinct failure once, so those lines stay off.
 fn log_filter(level: &str) -> Result<tracing_subscriber::EnvFilter, String> {
     let directives = if level.contains(['=', ',']) {
         level.to_string()
@@ -196,7 +198,8 @@ fn log_filter(level: &str) -> Result<tracing_subscriber::EnvFilter, String> {
         format!(
             "{level},wasmtime=warn,cranelift=warn,regalloc2=warn,wasmparser=warn,\
              wit_component=warn,wit_parser=warn,notify=warn,notify_debouncer_full=warn,\
-             hyper=warn,hyper_util=warn,axum=warn,rayon=warn"
+             hyper=warn,hyper_util=warn,axum=warn,rayon=warn,kube_runtime=warn,\
+             kube_client=warn,kube_client::client::builder=off,tower=warn,rustls=warn"
         )
     };
     tracing_subscriber::EnvFilter::try_new(directives).map_err(|e| e.to_string())

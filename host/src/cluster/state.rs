@@ -617,6 +617,12 @@ impl ClusterState {
             .snapshot(&self.namespaces, &self.nominations, self.pods.groups.len())
     }
 
+    /// Drops the last `Nodes`-mode request's nodes (when a watch keeps the
+    /// cluster table, a request's nodes are not kept beyond it).
+    pub fn forget_request_nodes(&mut self) {
+        self.request = NodeTable::default();
+    }
+
     /// A snapshot of exactly `nodes` (a `Nodes`-mode request's, names
     /// unique) with the usage of the pods bound to them, taken from the
     /// request table; the cluster table is untouched.

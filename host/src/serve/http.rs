@@ -10,7 +10,7 @@
 //! `ignorable` extender survives).
 
 use super::requests::{
-    FilterRequest, RequestNodes, apply_cluster_events, parse_cluster_events_keeping,
+    ClusterEvent, FilterRequest, RequestNodes, apply_cluster_events, parse_cluster_events_keeping,
     parse_filter_request,
 };
 use crate::cluster::ClusterState;
@@ -22,6 +22,7 @@ use crate::runtime::Runtime;
 use crate::runtime::cache::sha256_hex;
 use crate::serve::conn::{HeaderDeadline, IDLE_TIMEOUT};
 use crate::serve::extender::{ExtenderFilterResult, filter_result};
+use crate::serve::informer::{self, Informer, Sink};
 use crate::serve::metrics::{CodeLabel, Metrics, PluginLabel, ResultLabel};
 use crate::serve::reload::{Profile, ReloadStatus, Reloader};
 use anyhow::{Context, Result, anyhow};
@@ -61,6 +62,19 @@ pub struct ServeArgs {
     /// events on top. Repeatable.
     #[arg(long, value_name = "FILE")]
     pub cluster: Vec<PathBuf>,
+    /// Watch the API server this kubeconfig points at: Nodes, Pods (not
+    /// Succeeded or Failed) and Namespaces are listed, then watched, into
+    /// the cluster state (with --cluster files and /cluster events).
+    /// /readyz waits for the first lists.
+    #[arg(long, value_name = "PATH", conflicts_with = "in_cluster")]
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (default: its current-context).
+    #[arg(long, value_name = "NAME", requires = "kubeconfig")]
+    pub context: Option<String>,
+    /// Watch the API server of the cluster sift runs in, as its pod's
+    /// service account (what deploy/ sets up).
+    #[arg(long)]
+    pub in_cluster: bool,
     /// The extender's filterVerb: sift answers POST <prefix>/<verb> for any
     /// prefix, so the urlPrefix in kube-scheduler's config is free.
     #[arg(long, default_value = "filter")]
@@ -115,6 +129,10 @@ struct Server {
     ready: AtomicBool,
     max_body: usize,
     read_timeout: Duration,
+    /// The API server watch, when one is configured (set once it starts).
+    informer: std::sync::OnceLock<Arc<Informer>>,
+    /// A watch is configured: `Nodes`-mode requests' nodes are not kept.
+    watching: bool,
 }
 
 /// The cluster state with what came from `--cluster` files, so a file
@@ -268,6 +286,17 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
     let mut state = ClusterState::default();
     state.set_scheduler_name(config.scheduler_name());
     let max_body = parse_size(&args.max_body)?;
+    let watch_source = match (&args.kubeconfig, args.in_cluster) {
+        (Some(path), _) => Some(informer::Source::Kubeconfig {
+            path: absolute(path),
+            context: args.context.clone(),
+        }),
+        (None, true) => Some(informer::Source::InCluster),
+        (None, false) => None,
+    };
+    if let Some(source) = &watch_source {
+        informer::check(source)?;
+    }
     let metrics = Arc::new(Metrics::new());
     let dir = absolute(&dir);
     let config_path = args.config.as_deref().map(absolute);
@@ -303,6 +332,8 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         ready: AtomicBool::new(true),
         max_body,
         read_timeout: args.read_timeout,
+        informer: std::sync::OnceLock::new(),
+        watching: watch_source.is_some(),
     });
 
     // File events and SIGHUP wake the reload thread, which owns the reloader.
@@ -343,6 +374,11 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         let addr = listener.local_addr()?;
         println!("listening on {addr}");
         tracing::info!(%addr, "sift serve listening");
+        if let Some(source) = &watch_source {
+            let sink: Arc<dyn Sink> = server.clone();
+            let informer = informer::start(source, sink, metrics.clone()).await?;
+            let _ = server.informer.set(informer);
+        }
         let app = Router::new()
             .route("/healthz", get(|| async { "ok" }))
             .route("/readyz", get(readyz))
@@ -538,6 +574,18 @@ fn bad_request(message: String) -> Response {
         .into_response()
 }
 
+impl Sink for Server {
+    fn node_objects(&self) -> bool {
+        self.profile.load().engine.full_objects().node
+    }
+
+    fn apply(&self, events: Vec<ClusterEvent>) {
+        if let Ok(mut feed) = self.cluster.lock() {
+            apply_cluster_events(&mut feed.state, events);
+        }
+    }
+}
+
 impl Server {
     fn reload_cluster(&self, force: bool) {
         let Ok(mut feed) = self.cluster.lock() else {
@@ -645,6 +693,11 @@ impl Server {
                     Some(slot) => candidates.push(slot),
                     None => unknown.push(n.clone()),
                 }
+            }
+            if self.watching && objects.is_some() {
+                // The watch is the cluster state: a request's own nodes
+                // are not kept beyond it.
+                feed.state.forget_request_nodes();
             }
             (snapshot, candidates, unknown)
         };
@@ -851,6 +904,32 @@ async fn readyz(State(s): State<Arc<Server>>) -> Response {
     if profile.generation == 0 || profile.engine.plugins().is_empty() {
         return (StatusCode::SERVICE_UNAVAILABLE, "no plugin loaded\n").into_response();
     }
+    if s.watching {
+        let Some(informer) = s.informer.get() else {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                "connecting to the API server\n",
+            )
+                .into_response();
+        };
+        if let Some(why) = informer.waiting_for() {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {why}\n"),
+            )
+                .into_response();
+        }
+        // Stale state stays ready: kube-scheduler's own cache is as stale
+        // while the API server is away, and an extender taken out of the
+        // Service would fail every pod for a non-ignorable extender.
+        if let Some(failing) = informer.degraded() {
+            return (
+                StatusCode::OK,
+                format!("ok (serving the last state; the watch is failing: {failing})\n"),
+            )
+                .into_response();
+        }
+    }
     (StatusCode::OK, "ok\n").into_response()
 }
 
@@ -876,6 +955,7 @@ async fn status(State(s): State<Arc<Server>>) -> Response {
         "plugins": profile.plugins,
         "reload": reload,
         "cluster": cluster.unwrap_or(Value::Null),
+        "watch": s.informer.get().map(|i| i.status()),
     }))
     .into_response()
 }

@@ -43,6 +43,12 @@ pub struct CodeLabel {
     pub code: String,
 }
 
+/// A watched kind: Node, Pod, Namespace.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabel {
+    pub kind: String,
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 fn duration_histogram() -> Histogram {
@@ -66,6 +72,10 @@ pub struct Metrics {
     pub in_flight: Gauge,
     pub cluster_nodes: Gauge,
     pub cluster_pods: Gauge,
+    pub watch_events: Family<KindLabel, Counter>,
+    pub watch_relists: Family<KindLabel, Counter>,
+    pub watch_errors: Family<KindLabel, Counter>,
+    pub watch_synced: Family<KindLabel, Gauge>,
 }
 
 impl Default for Metrics {
@@ -88,6 +98,10 @@ impl Metrics {
             in_flight: Gauge::default(),
             cluster_nodes: Gauge::default(),
             cluster_pods: Gauge::default(),
+            watch_events: Family::default(),
+            watch_relists: Family::default(),
+            watch_errors: Family::default(),
+            watch_synced: Family::default(),
             registry: Registry::default(),
         };
         registry.register(
@@ -139,6 +153,26 @@ impl Metrics {
             "cluster_pods",
             "Bound pods in sift's cluster state",
             m.cluster_pods.clone(),
+        );
+        registry.register(
+            "watch_events",
+            "Objects added, changed or deleted by the API server watch, by kind",
+            m.watch_events.clone(),
+        );
+        registry.register(
+            "watch_relists",
+            "Lists after the first (after 410 Gone or a watch that could not resume), by kind",
+            m.watch_relists.clone(),
+        );
+        registry.register(
+            "watch_errors",
+            "Failed lists and watches (each retried with backoff), by kind",
+            m.watch_errors.clone(),
+        );
+        registry.register(
+            "watch_synced",
+            "1 once the kind's first list is in",
+            m.watch_synced.clone(),
         );
         Metrics { registry, ..m }
     }

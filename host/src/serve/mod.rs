@@ -9,6 +9,7 @@
 pub mod conn;
 pub mod extender;
 pub mod http;
+pub mod informer;
 pub mod metrics;
 pub mod reload;
 pub mod requests;

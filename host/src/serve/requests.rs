@@ -93,6 +93,8 @@ pub enum ClusterEvent {
     /// A pod whose resources parse.
     UpsertPod(Box<k8s::Pod>),
     DeletePod(Box<k8s::Pod>),
+    /// A pod by "namespace/name" (a relist found it gone).
+    DeletePodKey(String),
     /// Namespaces' labels are what pod affinity's namespaceSelector reads.
     UpsertNamespace(Box<k8s::Namespace>),
     DeleteNamespace(String),
@@ -112,6 +114,7 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
                 false
             }),
             ClusterEvent::DeletePod(p) => state.remove_pod(&p),
+            ClusterEvent::DeletePodKey(key) => state.remove_pod_key(&key),
             ClusterEvent::UpsertNamespace(ns) => state.upsert_namespace(&ns),
             ClusterEvent::DeleteNamespace(name) => state.remove_namespace(&name),
         };

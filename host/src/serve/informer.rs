@@ -1,0 +1,491 @@
+//! `sift serve --kubeconfig` / `--in-cluster`: list+watch Nodes, Pods and
+//! Namespaces from the API server into the same cluster state as
+//! `--cluster` files and `/cluster` events.
+//!
+//! kube-rs's runtime `watcher` does what client-go's reflector does (paged
+//! lists, watches resumed from the last resourceVersion, a relist on
+//! `410 Gone`, bookmarks, backoff on errors); sift applies its events as
+//! they come and keeps no object cache: a node becomes its model (its
+//! whole object only while a plugin reads it), a pod its usage, a
+//! namespace its labels. Succeeded and Failed pods are filtered out by the
+//! API server (a field selector), as kube-scheduler's informer does.
+//!
+//! A relist (the first list, or one after `410 Gone`) ends with the objects
+//! of that kind this watch added and the list no longer holds being
+//! removed, so nothing is lost and nothing goes stale; objects from
+//! `--cluster` files and `/cluster` events are not the watch's to remove.
+
+use super::metrics::{KindLabel, Metrics};
+use super::requests::ClusterEvent;
+use crate::input::kube as model;
+use anyhow::{Context, Result, anyhow};
+use futures_util::StreamExt;
+use k8s_openapi::api::core::v1 as k8s;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::{WatchStreamExt, watcher::Config as WatchConfig};
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+/// Where the API server and credentials come from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    Kubeconfig {
+        path: PathBuf,
+        context: Option<String>,
+    },
+    /// The pod's service account (`KUBERNETES_SERVICE_HOST`/`_PORT`, the
+    /// token and CA under /var/run/secrets/kubernetes.io/serviceaccount).
+    InCluster,
+}
+
+/// What the watch changes: the server's cluster state.
+pub trait Sink: Send + Sync + 'static {
+    /// Whether nodes keep their whole object (a loaded plugin reads it).
+    fn node_objects(&self) -> bool;
+    /// Applies checked events in order.
+    fn apply(&self, events: Vec<ClusterEvent>);
+}
+
+/// The kinds sift watches, in the order `/status` lists them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Node,
+    Pod,
+    Namespace,
+}
+
+impl Kind {
+    const ALL: [Kind; 3] = [Kind::Node, Kind::Pod, Kind::Namespace];
+
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Node => "Node",
+            Kind::Pod => "Pod",
+            Kind::Namespace => "Namespace",
+        }
+    }
+
+    /// The `/status` key.
+    fn plural(self) -> &'static str {
+        match self {
+            Kind::Node => "nodes",
+            Kind::Pod => "pods",
+            Kind::Namespace => "namespaces",
+        }
+    }
+}
+
+/// One kind's watch, as `/status` shows it.
+#[derive(Default)]
+struct KindHealth {
+    /// The first list is in.
+    synced: bool,
+    /// A list is being read now (its objects arrive as they are paged).
+    listing: bool,
+    /// Keys of the objects this watch put in the state.
+    owned: HashSet<String>,
+    /// Keys seen by the list being read.
+    seen: HashSet<String>,
+    events: u64,
+    /// Lists finished after the first (after `410 Gone`, or when a watch
+    /// could not resume).
+    relists: u64,
+    errors: u64,
+    last_event: Option<SystemTime>,
+    last_error: Option<(SystemTime, String)>,
+}
+
+impl KindHealth {
+    /// An error with no event since: the watch is reconnecting.
+    fn healthy(&self) -> bool {
+        match (&self.last_error, self.last_event) {
+            (None, _) => true,
+            (Some((err, _)), Some(ev)) => ev > *err,
+            (Some(_), None) => false,
+        }
+    }
+
+    fn json(&self) -> Value {
+        json!({
+            "synced": self.synced,
+            "healthy": self.healthy(),
+            "objects": self.owned.len(),
+            "events": self.events,
+            "relists": self.relists,
+            "errors": self.errors,
+            "lastEvent": self.last_event.map(rfc3339),
+            "lastError": self.last_error.as_ref().map(|(_, e)| e.clone()),
+            "lastErrorAt": self.last_error.as_ref().map(|(t, _)| rfc3339(*t)),
+        })
+    }
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    jiff::Timestamp::try_from(t)
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+}
+
+/// The watches of one `sift serve`: their health, for `/readyz`,
+/// `/status` and `/metrics`.
+pub struct Informer {
+    server: String,
+    source: String,
+    kinds: [Mutex<KindHealth>; 3],
+    metrics: Arc<Metrics>,
+}
+
+impl Informer {
+    fn kind(&self, k: Kind) -> std::sync::MutexGuard<'_, KindHealth> {
+        self.kinds[k as usize]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether every kind's first list is in.
+    pub fn synced(&self) -> bool {
+        Kind::ALL.iter().all(|k| self.kind(*k).synced)
+    }
+
+    /// Why sift is not ready yet, or `None` once every first list is in.
+    pub fn waiting_for(&self) -> Option<String> {
+        let waiting: Vec<&str> = Kind::ALL
+            .iter()
+            .filter(|k| !self.kind(**k).synced)
+            .map(|k| k.plural())
+            .collect();
+        if waiting.is_empty() {
+            return None;
+        }
+        let errors: Vec<String> = Kind::ALL
+            .iter()
+            .filter_map(|k| {
+                let h = self.kind(*k);
+                (!h.synced).then(|| h.last_error.as_ref().map(|(_, e)| e.clone()))?
+            })
+            .collect();
+        let mut why = format!(
+            "waiting for the first list of {} from the API server at {}",
+            waiting.join(", "),
+            self.server
+        );
+        if let Some(e) = errors.first() {
+            why.push_str(&format!(" (last error: {e})"));
+        }
+        Some(why)
+    }
+
+    /// Once synced: the kinds whose watch is failing, with their last
+    /// error; sift serves its last state meanwhile.
+    pub fn degraded(&self) -> Option<String> {
+        let failing: Vec<String> = Kind::ALL
+            .iter()
+            .filter_map(|k| {
+                let h = self.kind(*k);
+                if h.healthy() {
+                    return None;
+                }
+                let (at, e) = h.last_error.as_ref()?;
+                Some(format!("{} since {}: {e}", k.plural(), rfc3339(*at)))
+            })
+            .collect();
+        (!failing.is_empty()).then(|| failing.join("; "))
+    }
+
+    pub fn status(&self) -> Value {
+        let mut v = json!({
+            "server": self.server,
+            "source": self.source,
+            "synced": self.synced(),
+            "healthy": Kind::ALL.iter().all(|k| self.kind(*k).healthy()),
+        });
+        for k in Kind::ALL {
+            v[k.plural()] = self.kind(k).json();
+        }
+        v
+    }
+
+    fn label(k: Kind) -> KindLabel {
+        KindLabel {
+            kind: k.name().to_string(),
+        }
+    }
+
+    fn error(&self, k: Kind, e: &watcher::Error) {
+        let message = describe(e);
+        let mut h = self.kind(k);
+        h.errors += 1;
+        // Once per distinct failure in the log; every one in the counters.
+        if h.last_error.as_ref().map(|(_, m)| m) != Some(&message) {
+            tracing::warn!(kind = k.name(), "watch failed, retrying: {message}");
+        }
+        h.last_error = Some((SystemTime::now(), message));
+        self.metrics
+            .watch_errors
+            .get_or_create(&Self::label(k))
+            .inc();
+    }
+}
+
+/// A watcher error in words, with its cause (the transport error under
+/// "failed to perform initial object list" is what the operator needs).
+fn describe(e: &watcher::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Reads the kubeconfig now, so a missing or malformed file stops `sift
+/// serve` with its name; connecting happens in [`start`].
+pub fn check(source: &Source) -> Result<()> {
+    if let Source::Kubeconfig { path, .. } = source {
+        kube::config::Kubeconfig::read_from(path)
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+    }
+    Ok(())
+}
+
+async fn client(source: &Source) -> Result<(kube::Client, String)> {
+    let config = match source {
+        Source::Kubeconfig { path, context } => {
+            let kc = kube::config::Kubeconfig::read_from(path)
+                .map_err(|e| anyhow!("{e}"))
+                .with_context(|| format!("cannot read the kubeconfig {}", path.display()))?;
+            let options = kube::config::KubeConfigOptions {
+                context: context.clone(),
+                ..Default::default()
+            };
+            kube::Config::from_custom_kubeconfig(kc, &options)
+                .await
+                .map_err(|e| anyhow!("{e}"))
+                .with_context(|| format!("cannot use the kubeconfig {}", path.display()))?
+        }
+        Source::InCluster => kube::Config::incluster()
+            .map_err(|e| anyhow!("{e}"))
+            .context("cannot use the in-cluster configuration (is sift running in a pod with a service account?)")?,
+    };
+    let server = config.cluster_url.to_string();
+    let client = kube::Client::try_from(config)
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| format!("cannot make a client for {server}"))?;
+    Ok((client, server.trim_end_matches('/').to_string()))
+}
+
+/// Connects and starts one watch per kind on the current tokio runtime.
+/// Only configuration errors fail here; an API server that cannot be
+/// reached is retried with backoff, and shows in `/readyz` and `/status`.
+pub async fn start(
+    source: &Source,
+    sink: Arc<dyn Sink>,
+    metrics: Arc<Metrics>,
+) -> Result<Arc<Informer>> {
+    let (client, server) = client(source).await?;
+    let informer = Arc::new(Informer {
+        server,
+        source: describe_source(source),
+        kinds: Default::default(),
+        metrics,
+    });
+    for k in Kind::ALL {
+        informer
+            .metrics
+            .watch_synced
+            .get_or_create(&Informer::label(k))
+            .set(0);
+    }
+    tokio::spawn(watch_kind::<k8s::Node>(
+        kube::Api::all(client.clone()),
+        WatchConfig::default(),
+        Kind::Node,
+        informer.clone(),
+        sink.clone(),
+    ));
+    // Pods that finished hold nothing: the API server leaves them out (and
+    // sends DELETED when a pod finishes), as kube-scheduler's informer.
+    tokio::spawn(watch_kind::<k8s::Pod>(
+        kube::Api::all(client.clone()),
+        WatchConfig::default().fields("status.phase!=Succeeded,status.phase!=Failed"),
+        Kind::Pod,
+        informer.clone(),
+        sink.clone(),
+    ));
+    tokio::spawn(watch_kind::<k8s::Namespace>(
+        kube::Api::all(client),
+        WatchConfig::default(),
+        Kind::Namespace,
+        informer.clone(),
+        sink,
+    ));
+    Ok(informer)
+}
+
+/// An object the watch applies, as the events that apply it.
+trait Watched:
+    kube::Resource<DynamicType = ()>
+    + Clone
+    + serde::de::DeserializeOwned
+    + std::fmt::Debug
+    + Send
+    + 'static
+{
+    fn key(&self) -> String;
+    /// The event that adds or updates it; `Err` when sift cannot read it.
+    fn upsert(self, node_objects: bool) -> Result<ClusterEvent>;
+    fn delete(key: String) -> ClusterEvent;
+}
+
+impl Watched for k8s::Node {
+    fn key(&self) -> String {
+        self.metadata.name.clone().unwrap_or_default()
+    }
+    fn upsert(self, node_objects: bool) -> Result<ClusterEvent> {
+        let mut m = model::node(&self)?;
+        if node_objects {
+            m.object = Some(model::object_json(&self));
+        }
+        Ok(ClusterEvent::UpsertNode(Box::new(m)))
+    }
+    fn delete(key: String) -> ClusterEvent {
+        ClusterEvent::DeleteNode(key)
+    }
+}
+
+impl Watched for k8s::Pod {
+    fn key(&self) -> String {
+        model::pod_key(self)
+    }
+    fn upsert(self, _: bool) -> Result<ClusterEvent> {
+        model::pod_resources(&self)?;
+        Ok(ClusterEvent::UpsertPod(Box::new(self)))
+    }
+    fn delete(key: String) -> ClusterEvent {
+        ClusterEvent::DeletePodKey(key)
+    }
+}
+
+impl Watched for k8s::Namespace {
+    fn key(&self) -> String {
+        self.metadata.name.clone().unwrap_or_default()
+    }
+    fn upsert(self, _: bool) -> Result<ClusterEvent> {
+        Ok(ClusterEvent::UpsertNamespace(Box::new(self)))
+    }
+    fn delete(key: String) -> ClusterEvent {
+        ClusterEvent::DeleteNamespace(key)
+    }
+}
+
+/// Runs one kind's watch for as long as sift serves.
+async fn watch_kind<K: Watched>(
+    api: kube::Api<K>,
+    config: WatchConfig,
+    kind: Kind,
+    informer: Arc<Informer>,
+    sink: Arc<dyn Sink>,
+) {
+    let label = Informer::label(kind);
+    let mut stream = std::pin::pin!(watcher::watcher(api, config).default_backoff());
+    while let Some(item) = stream.next().await {
+        let event = match item {
+            Ok(e) => e,
+            Err(e) => {
+                informer.error(kind, &e);
+                continue;
+            }
+        };
+        let mut out = Vec::new();
+        {
+            let mut h = informer.kind(kind);
+            // `Init` comes before each list attempt, failed ones too: only
+            // objects and a finished list are progress.
+            if !matches!(event, Event::Init) {
+                h.last_event = Some(SystemTime::now());
+            }
+            if matches!(
+                event,
+                Event::Apply(_) | Event::InitApply(_) | Event::Delete(_)
+            ) {
+                h.events += 1;
+                informer.metrics.watch_events.get_or_create(&label).inc();
+            }
+            match event {
+                Event::Init => {
+                    h.listing = true;
+                    h.seen.clear();
+                }
+                Event::InitApply(obj) | Event::Apply(obj) => {
+                    let key = obj.key();
+                    if h.listing {
+                        h.seen.insert(key.clone());
+                    }
+                    match obj.upsert(sink.node_objects()) {
+                        Ok(e) => {
+                            h.owned.insert(key);
+                            out.push(e);
+                        }
+                        Err(e) => {
+                            // The object stays out (or keeps its last
+                            // readable version): one bad object must not
+                            // stop the watch.
+                            tracing::error!(kind = kind.name(), "{key} not applied: {e:#}");
+                        }
+                    }
+                }
+                Event::Delete(obj) => {
+                    let key = obj.key();
+                    h.owned.remove(&key);
+                    out.push(K::delete(key));
+                }
+                Event::InitDone => {
+                    // What this watch added and the list no longer holds
+                    // was deleted while the watch was down.
+                    let seen = std::mem::take(&mut h.seen);
+                    let gone: Vec<String> = h.owned.difference(&seen).cloned().collect();
+                    for key in gone {
+                        h.owned.remove(&key);
+                        out.push(K::delete(key));
+                    }
+                    h.listing = false;
+                    if h.synced {
+                        h.relists += 1;
+                        informer.metrics.watch_relists.get_or_create(&label).inc();
+                    } else {
+                        h.synced = true;
+                        tracing::info!(
+                            kind = kind.name(),
+                            objects = h.owned.len(),
+                            "first list in"
+                        );
+                    }
+                    informer.metrics.watch_synced.get_or_create(&label).set(1);
+                }
+            }
+        }
+        if !out.is_empty() {
+            sink.apply(out);
+        }
+    }
+}
+
+/// Where the watch's configuration came from, for `/status`.
+fn describe_source(source: &Source) -> String {
+    match source {
+        Source::Kubeconfig { path, context } => match context {
+            Some(c) => format!("kubeconfig {} (context {c})", path.display()),
+            None => format!("kubeconfig {}", path.display()),
+        },
+        Source::InCluster => "in-cluster service account".into(),
+    }
+}
