@@ -84,8 +84,10 @@ enum Command {
     ///
     /// Requests carrying `Nodes` (nodeCacheCapable: false) are answered from
     /// those node objects; requests carrying `NodeNames` from sift's own
-    /// cluster state: --cluster files (reloaded on change) plus Node and
-    /// Pod watch events POSTed to /cluster. Every node the scheduler sends
+    /// cluster state: the API server itself (--kubeconfig or --in-cluster:
+    /// Nodes, Pods and Namespaces listed and watched; /readyz waits for the
+    /// first lists), --cluster files (reloaded on change) and Node, Pod and
+    /// Namespace watch events POSTed to /cluster. Every node the scheduler sends
     /// is evaluated (it sampled already). SIGHUP rescans; SIGTERM/SIGINT
     /// stop after the requests in flight.
     Serve(crate::serve::ServeArgs),
