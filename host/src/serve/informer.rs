@@ -21,8 +21,9 @@ use crate::input::kube as model;
 use anyhow::{Context, Result, anyhow};
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1 as k8s;
+use kube::runtime::utils::Backoff;
+use kube::runtime::watcher::Config as WatchConfig;
 use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt, watcher::Config as WatchConfig};
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -230,6 +231,16 @@ impl Informer {
     }
 }
 
+/// Whether the API server answered `410 Gone` (the resourceVersion is too
+/// old: the watcher lists again).
+fn gone(e: &watcher::Error) -> bool {
+    match e {
+        watcher::Error::WatchError(status) => status.code == 410,
+        watcher::Error::WatchStartFailed(kube::Error::Api(status)) => status.code == 410,
+        _ => false,
+    }
+}
+
 /// A watcher error in words, with its cause (the transport error under
 /// "failed to perform initial object list" is what the operator needs).
 fn describe(e: &watcher::Error) -> String {
@@ -396,15 +407,31 @@ async fn watch_kind<K: Watched>(
     sink: Arc<dyn Sink>,
 ) {
     let label = Informer::label(kind);
-    let mut stream = std::pin::pin!(watcher::watcher(api, config).default_backoff());
+    let mut stream = std::pin::pin!(watcher::watcher(api, config));
+    // client-go's reflector backoff: 0.8 s doubling to 30 s, jittered. Not
+    // after `410 Gone`: that is the protocol asking for a relist, at once.
+    let mut backoff = watcher::DefaultBackoff::default();
     while let Some(item) = stream.next().await {
         let event = match item {
             Ok(e) => e,
+            Err(e) if gone(&e) => {
+                tracing::info!(
+                    kind = kind.name(),
+                    "watch expired (410 Gone): relisting: {e}"
+                );
+                continue;
+            }
             Err(e) => {
                 informer.error(kind, &e);
+                if let Some(wait) = backoff.next() {
+                    tokio::time::sleep(wait).await;
+                }
                 continue;
             }
         };
+        if !matches!(event, Event::Init) {
+            backoff.reset();
+        }
         let mut out = Vec::new();
         {
             let mut h = informer.kind(kind);
