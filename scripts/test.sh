@@ -8,6 +8,7 @@ bash scripts/build-plugins.sh
 # resolution, so wasmtime compiles once.
 cargo build --quiet --release --workspace --all-targets
 bash scripts/build-examples.sh
+python3 -m pip install --quiet kubernetes-validate==1.37.0
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 cargo test --release --workspace 2>&1 | tee "$log"

@@ -6,6 +6,8 @@ use sift_sdk::{Node, Pod};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub mod apiserver;
+
 /// The workspace root.
 pub fn workspace_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
