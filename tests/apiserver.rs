@@ -259,6 +259,31 @@ impl State {
         self.next_id
     }
 
+    /// Stores `obj` (new, or replacing `old`) at the next resourceVersion,
+    /// recorded and pushed to the watches; returns that resourceVersion.
+    fn store(
+        &mut self,
+        resource: Resource,
+        key: String,
+        mut obj: Value,
+        old: Option<Value>,
+    ) -> u64 {
+        self.rv += 1;
+        let rv = self.rv;
+        set_rv(&mut obj, rv);
+        self.objects
+            .entry(resource)
+            .or_default()
+            .insert(key, obj.clone());
+        self.record(Change {
+            rv,
+            resource,
+            old,
+            new: Some(obj),
+        });
+        rv
+    }
+
     /// Records a change and pushes it to the open watches it concerns.
     fn record(&mut self, change: Change) {
         for w in self
@@ -591,20 +616,7 @@ impl FakeApiServer {
             "{} {key} already exists on the fake API server",
             resource.kind()
         );
-        st.rv += 1;
-        let rv = st.rv;
-        set_rv(&mut obj, rv);
-        st.objects
-            .entry(resource)
-            .or_default()
-            .insert(key, obj.clone());
-        st.record(Change {
-            rv,
-            resource,
-            old: None,
-            new: Some(obj),
-        });
-        rv
+        st.store(resource, key, obj, None)
     }
 
     /// Replaces an existing object (found by kind, namespace and name);
@@ -629,20 +641,7 @@ impl FakeApiServer {
                 obj["metadata"][field] = old["metadata"][field].clone();
             }
         }
-        st.rv += 1;
-        let rv = st.rv;
-        set_rv(&mut obj, rv);
-        st.objects
-            .entry(resource)
-            .or_default()
-            .insert(key, obj.clone());
-        st.record(Change {
-            rv,
-            resource,
-            old: Some(old),
-            new: Some(obj),
-        });
-        rv
+        st.store(resource, key, obj, Some(old))
     }
 
     /// Changes an existing object with `f`; returns its new resourceVersion.
