@@ -19,6 +19,7 @@ use serde::Serialize;
 use sift_sdk::{Code, Pod, Status};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// What one cycle found.
@@ -116,6 +117,10 @@ pub struct Engine {
     pool: rayon::ThreadPool,
     cores: usize,
     next_start_node_index: usize,
+    /// The share of evaluated nodes recent sampled cycles found feasible
+    /// (an average, as f32 bits): sizes a cycle's first wave. Only speed
+    /// depends on it; which nodes are committed does not.
+    feasibility: AtomicU32,
 }
 
 /// Nodes evaluated per task below which splitting work costs more than it
@@ -125,8 +130,15 @@ const MIN_CHUNK: usize = 64;
 impl Engine {
     pub fn new(plugins: Vec<ConfiguredPlugin>, options: EngineOptions) -> Result<Engine> {
         check_parallelism(options.parallelism).context("parallelism")?;
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // A wave is split over at most min(parallelism, cores) tasks, so
+        // more threads than that only idle: rayon's idle workers spin in
+        // sched_yield, which took 30% of the native filter phase on 2 cores
+        // with 16 threads (BENCHMARKS.md). kube-scheduler's parallelism
+        // shows only in the order nodes are committed, which the round-robin
+        // commit below reproduces whatever the thread count.
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(options.parallelism.max(1))
+            .num_threads(options.parallelism.clamp(1, cores))
             .thread_name(|i| format!("sift-filter-{i}"))
             .build()
             .context("cannot start the filter worker threads")?;
@@ -136,8 +148,9 @@ impl Engine {
             options,
             observer: None,
             pool,
-            cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            cores,
             next_start_node_index: 0,
+            feasibility: AtomicU32::new(1.0f32.to_bits()),
         })
     }
 
@@ -360,7 +373,7 @@ impl Engine {
         );
         // The nominated node, if tried first and reached again, keeps its
         // later status (upstream's NodeToStatus is a map).
-        dedup_statuses(&mut diagnosis.explicit);
+        keep_last_status(&mut diagnosis.explicit, &cycle.pod.nominated_node_name);
         let processed = found.len() + diagnosis.explicit.len();
         out.next_start_node_index = (start + processed) % num_all_nodes;
         out.nodes_evaluated = processed;
@@ -402,7 +415,7 @@ impl Engine {
                 out.ignored_errors.extend(pass.ignored_errors);
                 if !pass.statuses.is_empty() {
                     diagnosis.explicit.extend(pass.statuses);
-                    dedup_statuses(&mut diagnosis.explicit);
+                    keep_last_status(&mut diagnosis.explicit, &cycle.pod.nominated_node_name);
                 }
             }
             Err(e) => out.error = Some(e),
@@ -437,8 +450,12 @@ impl Engine {
             // Size the wave for the feasible nodes still needed, at the
             // feasibility rate seen so far.
             let needed = (to_find + 1).saturating_sub(feasible.len());
+            // A first wave sized for 100% feasibility needed a second (and
+            // a third) fork-join in most cycles; the recent average rarely
+            // does. Floored so a run of picky pods does not make the next
+            // easy pod evaluate more than ~4x what it needs.
             let rate = if next == 0 {
-                1.0
+                f64::from(f32::from_bits(self.feasibility.load(Ordering::Relaxed))).max(0.25)
             } else {
                 (feasible.len() as f64 / next as f64).max(0.02)
             };
@@ -497,6 +514,12 @@ impl Engine {
                     Verdict::Rejected(status) => diagnosis.explicit.push((name.clone(), status)),
                 }
             }
+        }
+        if to_find < n && next > 0 {
+            let seen = feasible.len() as f32 / next as f32;
+            let avg = f32::from_bits(self.feasibility.load(Ordering::Relaxed));
+            self.feasibility
+                .store((0.75 * avg + 0.25 * seen).to_bits(), Ordering::Relaxed);
         }
         feasible
     }
@@ -619,21 +642,21 @@ pub fn full_objects(plugins: &[ConfiguredPlugin]) -> crate::input::kube::FullObj
         .fold(Default::default(), |f, p| f.union(p.plugin.full_objects()))
 }
 
-/// Keeps the last status of each node, in the order of first appearance.
-fn dedup_statuses(statuses: &mut Vec<(Arc<str>, NodeStatus)>) {
-    if statuses.len() < 2 {
+/// Keeps only the last status of `node`. A cycle evaluates each node once,
+/// except the pod's nominated node, which is tried first and may be
+/// reached again (and then rejected by an extender): only its statuses can
+/// repeat, so only they are looked for (a map of every status per cycle
+/// cost a quarter of the host's filter time).
+fn keep_last_status(statuses: &mut Vec<(Arc<str>, NodeStatus)>, node: &str) {
+    if node.is_empty() {
         return;
     }
-    let mut last: HashMap<Arc<str>, usize> = HashMap::new();
-    for (i, (name, _)) in statuses.iter().enumerate() {
-        last.insert(name.clone(), i);
-    }
-    if last.len() == statuses.len() {
+    let Some(last) = statuses.iter().rposition(|(n, _)| &**n == node) else {
         return;
-    }
+    };
     let mut i = 0;
-    statuses.retain(|(name, _)| {
-        let keep = last.get(name) == Some(&i);
+    statuses.retain(|(n, _)| {
+        let keep = i == last || &**n != node;
         i += 1;
         keep
     });
@@ -641,7 +664,13 @@ fn dedup_statuses(statuses: &mut Vec<(Arc<str>, NodeStatus)>) {
 
 /// Records one plugin's status for a node in its verdict; whether the node
 /// is now rejected.
-fn record(verdict: &mut Verdict, plugin: &Active<'_>, status: Arc<Status>) -> bool {
+/// `name` is the plugin's name as this task holds it (see [`evaluate`]).
+fn record(
+    verdict: &mut Verdict,
+    plugin: &Active<'_>,
+    name: &Arc<str>,
+    status: Arc<Status>,
+) -> bool {
     if status.code == Code::Success {
         return false;
     }
@@ -658,7 +687,7 @@ fn record(verdict: &mut Verdict, plugin: &Active<'_>, status: Arc<Status>) -> bo
         return false;
     }
     let new = NodeStatus {
-        plugin: Some(plugin.name.clone()),
+        plugin: Some(name.clone()),
         status,
     };
     *verdict = match std::mem::replace(
@@ -694,20 +723,25 @@ fn evaluate(
         })
         .collect();
     let mut candidates: Vec<usize> = (0..slots.len()).collect();
+    // Each rejection holds its plugin's name. Cloning one shared Arc from
+    // every task bounced its count's cache line between the cores on
+    // every rejected node: two threads ran no faster than one (BENCHMARKS.md).
+    // A copy per task keeps those counts core-local.
+    let names: Vec<Arc<str>> = active.iter().map(|a| Arc::from(&*a.name)).collect();
     if !nominated.is_empty() {
         candidates.retain(|&i| {
             let Some(pass) = nominated.get(&slots[i]) else {
                 return true;
             };
             let mut rejected = false;
-            for a in active {
+            for (a, name) in active.iter().zip(&names) {
                 let started = Instant::now();
                 let result = a.filter.filter_nominated(slots[i], pass);
                 if let Some(o) = observer {
                     o.plugin_call(&a.name, "Filter", result.is_ok(), started.elapsed());
                 }
                 let status = result.unwrap_or_else(|e| Status::error(e.message));
-                rejected |= record(&mut verdicts[i], a, Arc::new(status));
+                rejected |= record(&mut verdicts[i], a, name, Arc::new(status));
                 if rejected && !check_all {
                     break;
                 }
@@ -718,7 +752,7 @@ fn evaluate(
     let mut batch: Vec<u32> = Vec::with_capacity(slots.len());
     let mut rejections: Vec<(u32, Arc<Status>)> = Vec::new();
     let mut rejected: Vec<bool> = Vec::with_capacity(slots.len());
-    for a in active {
+    for (a, name) in active.iter().zip(&names) {
         if candidates.is_empty() {
             break;
         }
@@ -742,7 +776,7 @@ fn evaluate(
             let Some(&pos) = candidates.get(index as usize) else {
                 continue; // a plugin naming a node it was not asked about
             };
-            if record(&mut verdicts[pos], a, status) {
+            if record(&mut verdicts[pos], a, name, status) {
                 rejected[index as usize] = true;
             }
         }
