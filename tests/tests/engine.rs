@@ -180,23 +180,29 @@ fn round_robin_continues_where_the_last_cycle_stopped() {
 #[test]
 fn results_do_not_depend_on_parallelism() {
     let snap = snapshot(5000);
-    let run = |parallelism| {
-        let mut e = engine(
-            vec![plugin::<RejectEvery>(r#"{"every":"7"}"#, false)],
-            0,
-            parallelism,
-            false,
-        );
-        (0..5)
-            .map(|_| e.find_nodes_that_fit(&snap, pod()))
-            .collect::<Vec<_>>()
-    };
-    let a = run(1);
-    let b = run(16);
-    for (x, y) in a.iter().zip(&b) {
-        assert_eq!(x.feasible_nodes, y.feasible_nodes);
-        assert_eq!(x.statuses, y.statuses);
-        assert_eq!(x.next_start_node_index, y.next_start_node_index);
+    // Default sampling (about 550 nodes per cycle: one task), 50% (split
+    // waves, the search stopping inside one) and 100% (every node, split
+    // over the cores in tasks of at least 1,024 nodes).
+    for percentage in [0, 50, 100] {
+        let run = |parallelism| {
+            let mut e = engine(
+                vec![plugin::<RejectEvery>(r#"{"every":"7"}"#, false)],
+                percentage,
+                parallelism,
+                false,
+            );
+            (0..5)
+                .map(|_| e.find_nodes_that_fit(&snap, pod()))
+                .collect::<Vec<_>>()
+        };
+        let a = run(1);
+        let b = run(16);
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x.feasible_nodes, y.feasible_nodes, "{percentage}%");
+            assert_eq!(x.statuses, y.statuses, "{percentage}%");
+            assert_eq!(x.next_start_node_index, y.next_start_node_index);
+            assert_eq!(x.nodes_evaluated, y.nodes_evaluated, "{percentage}%");
+        }
     }
 }
 

@@ -123,9 +123,15 @@ pub struct Engine {
     feasibility: AtomicU32,
 }
 
-/// Nodes evaluated per task below which splitting work costs more than it
-/// saves (each task needs its own plugin instances, prepared for the pod).
+/// The smallest wave.
 const MIN_CHUNK: usize = 64;
+
+/// Nodes per task below which a wave is not split: each task needs its own
+/// plugin instances prepared for the pod (a Wasm component replays its
+/// `prepare` on each), which costs about as much as filtering several
+/// hundred nodes. With 64, a second thread made default sampling at 5,000
+/// nodes (~1,000 nodes per cycle) slower for Wasm (BENCHMARKS.md).
+const MIN_TASK_NODES: usize = 1024;
 
 impl Engine {
     pub fn new(plugins: Vec<ConfiguredPlugin>, options: EngineOptions) -> Result<Engine> {
@@ -464,7 +470,7 @@ impl Engine {
             let wave = ((needed as f64 / rate * 1.1).ceil() as usize)
                 .max(MIN_CHUNK)
                 .min(n - next);
-            let tasks = wave.div_ceil(MIN_CHUNK).clamp(1, parallelism);
+            let tasks = (wave / MIN_TASK_NODES).clamp(1, parallelism);
             let chunk = wave.div_ceil(tasks);
             let slots: Vec<u32> = (next..next + wave)
                 .map(|i| nodes[(start + i) % n])
