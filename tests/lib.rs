@@ -207,3 +207,25 @@ pub fn run_sift(args: &[&str], cache: &str) -> std::process::Output {
         .output()
         .expect("run sift")
 }
+
+/// An HTTP client for sift's endpoints: a status code is an answer to
+/// check, not an error.
+pub fn http_agent(timeout: std::time::Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(timeout))
+        .build()
+        .into()
+}
+
+/// GET `url`: the status code and the body.
+pub fn http_get(agent: &ureq::Agent, url: &str) -> (u16, String) {
+    let mut r = agent
+        .get(url)
+        .call()
+        .unwrap_or_else(|e| panic!("GET {url}: {e}"));
+    (
+        r.status().as_u16(),
+        r.body_mut().read_to_string().unwrap_or_default(),
+    )
+}

@@ -454,18 +454,8 @@ fn probes_are_sift_routes_and_readiness_waits_for_the_api_server() {
         }
     };
 
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(10)))
-        .build()
-        .into();
-    let get = |path: &str| -> (u16, String) {
-        let mut r = agent
-            .get(format!("http://{}{path}", served.addr))
-            .call()
-            .unwrap_or_else(|e| panic!("GET {path}: {e}"));
-        (r.status().as_u16(), r.body_mut().read_to_string().unwrap())
-    };
+    let agent = sift_tests::http_agent(Duration::from_secs(10));
+    let get = |path: &str| sift_tests::http_get(&agent, &format!("http://{}{path}", served.addr));
 
     let sift = sift_container();
     let port = listen_port();

@@ -65,25 +65,13 @@ impl Sift {
         Sift {
             base: format!("http://{addr}"),
             child,
-            agent: ureq::Agent::config_builder()
-                .http_status_as_error(false)
-                .timeout_global(Some(Duration::from_secs(30)))
-                .build()
-                .into(),
+            agent: sift_tests::http_agent(Duration::from_secs(30)),
             log,
         }
     }
 
     fn get(&self, path: &str) -> (u16, String) {
-        let mut r = self
-            .agent
-            .get(&format!("{}{path}", self.base))
-            .call()
-            .expect("GET answered");
-        (
-            r.status().as_u16(),
-            r.body_mut().read_to_string().unwrap_or_default(),
-        )
+        sift_tests::http_get(&self.agent, &format!("{}{path}", self.base))
     }
 
     fn status(&self) -> Value {
