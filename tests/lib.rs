@@ -229,3 +229,18 @@ pub fn http_get(agent: &ureq::Agent, url: &str) -> (u16, String) {
         r.body_mut().read_to_string().unwrap_or_default(),
     )
 }
+
+/// The first line a spawned `sift serve` prints ("listening on ADDR"), read
+/// from its piped stdout: `Ok(ADDR)`, or `Err(the line)`.
+pub fn served_address(child: &mut std::process::Child) -> Result<String, String> {
+    use std::io::BufRead;
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("sift serve's stdout is piped");
+    std::io::BufReader::new(stdout)
+        .read_line(&mut line)
+        .map_err(|e| format!("reading sift serve's stdout: {e}"))?;
+    match line.trim().strip_prefix("listening on ") {
+        Some(addr) => Ok(addr.to_string()),
+        None => Err(line),
+    }
+}

@@ -49,15 +49,8 @@ impl Server {
             .stderr(stderr)
             .spawn()
             .expect("sift serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("sift serve prints its address");
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_string();
+        let addr = sift_tests::served_address(&mut child)
+            .unwrap_or_else(|line| panic!("unexpected first line {line:?}"));
         Server {
             child,
             base: format!("http://{addr}"),

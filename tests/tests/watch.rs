@@ -13,7 +13,6 @@ use serde_json::{Value, json};
 use sift_tests::apiserver::{FakeApiServer, Resource, write_kubeconfig};
 use sift_tests::{plugins_dir, sift_bin, temp_dir};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -50,17 +49,16 @@ impl Sift {
             .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
             .spawn()
             .expect("sift serve starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("stdout"))
-            .read_line(&mut line)
-            .expect("sift serve prints its address");
-        let Some(addr) = line.trim().strip_prefix("listening on ") else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "unexpected first line {line:?}; log:\n{}",
-                std::fs::read_to_string(&log).unwrap_or_default()
-            );
+        let addr = match sift_tests::served_address(&mut child) {
+            Ok(addr) => addr,
+            Err(line) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "unexpected first line {line:?}; log:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
         };
         Sift {
             base: format!("http://{addr}"),
