@@ -198,6 +198,15 @@ impl Rig {
         }
     }
 
+    /// No kind has had an error or a relist.
+    fn assert_no_errors_or_relists(&self) {
+        let w = self.sift.watch();
+        for plural in ["nodes", "pods", "namespaces"] {
+            assert_eq!(w[plural]["errors"], 0, "{w:#}");
+            assert_eq!(w[plural]["relists"], 0, "{w:#}");
+        }
+    }
+
     /// The watch's per-kind object counts equal what the API server holds
     /// (pods: those the field selector lets through).
     fn assert_counts_match_server(&self) {
@@ -464,11 +473,7 @@ fn nodes_and_namespaces_come_and_go() {
         (rig.sift.watch()["namespaces"]["objects"] == 2).then_some(())
     });
     rig.assert_counts_match_server();
-    let w = rig.sift.watch();
-    for plural in ["nodes", "pods", "namespaces"] {
-        assert_eq!(w[plural]["errors"], 0, "{w:#}");
-        assert_eq!(w[plural]["relists"], 0, "{w:#}");
-    }
+    rig.assert_no_errors_or_relists();
 }
 
 #[test]
@@ -561,11 +566,7 @@ fn bookmarks_and_watch_timeouts_are_routine() {
     }
     api.add(node("n4", "4"));
     rig.wait_verdicts(PATIENT, &[("n4", "ok")]);
-    let w = rig.sift.watch();
-    for plural in ["nodes", "pods", "namespaces"] {
-        assert_eq!(w[plural]["errors"], 0, "{w:#}");
-        assert_eq!(w[plural]["relists"], 0, "{w:#}");
-    }
+    rig.assert_no_errors_or_relists();
 }
 
 #[test]

@@ -362,11 +362,7 @@ impl Watched for k8s::Node {
         self.metadata.name.clone().unwrap_or_default()
     }
     fn upsert(self, node_objects: bool) -> Result<ClusterEvent> {
-        let mut m = model::node(&self)?;
-        if node_objects {
-            m.object = Some(model::object_json(&self));
-        }
-        Ok(ClusterEvent::UpsertNode(Box::new(m)))
+        ClusterEvent::upsert_node(&self, node_objects)
     }
     fn delete(key: String) -> ClusterEvent {
         ClusterEvent::DeleteNode(key)
@@ -378,8 +374,7 @@ impl Watched for k8s::Pod {
         model::pod_key(self)
     }
     fn upsert(self, _: bool) -> Result<ClusterEvent> {
-        model::pod_resources(&self)?;
-        Ok(ClusterEvent::UpsertPod(Box::new(self)))
+        ClusterEvent::upsert_pod(Box::new(self))
     }
     fn delete(key: String) -> ClusterEvent {
         ClusterEvent::DeletePodKey(key)

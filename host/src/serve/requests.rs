@@ -101,6 +101,24 @@ pub enum ClusterEvent {
     Bookmark,
 }
 
+impl ClusterEvent {
+    /// The event adding or updating `node` as plugins read it (with the
+    /// whole object when a plugin asks for it); `Err` when sift cannot read it.
+    pub fn upsert_node(node: &k8s::Node, node_objects: bool) -> anyhow::Result<ClusterEvent> {
+        let mut model = kube::node(node)?;
+        if node_objects {
+            model.object = Some(kube::object_json(node));
+        }
+        Ok(ClusterEvent::UpsertNode(Box::new(model)))
+    }
+
+    /// The event adding or updating `pod`, once its resources parse.
+    pub fn upsert_pod(pod: Box<k8s::Pod>) -> anyhow::Result<ClusterEvent> {
+        kube::pod_resources(&pod)?;
+        Ok(ClusterEvent::UpsertPod(pod))
+    }
+}
+
 /// Applies checked events in order; returns how many changed something.
 pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>) -> usize {
     let mut changed = 0;
@@ -188,14 +206,12 @@ pub fn parse_cluster_events_keeping(
                 if deleted {
                     ClusterEvent::DeleteNode(node.metadata.name.unwrap_or_default())
                 } else {
-                    let mut model = kube::node(&node).map_err(|e| format!("{object_at}: {e:#}"))?;
-                    if node_objects {
-                        model.object = Some(kube::object_json(&node));
-                    }
-                    if model.name.is_empty() {
+                    let event = ClusterEvent::upsert_node(&node, node_objects)
+                        .map_err(|e| format!("{object_at}: {e:#}"))?;
+                    if matches!(&event, ClusterEvent::UpsertNode(m) if m.name.is_empty()) {
                         return Err(format!("{object_at}.metadata.name: missing"));
                     }
-                    ClusterEvent::UpsertNode(Box::new(model))
+                    event
                 }
             }
             "Pod" => {
@@ -203,8 +219,7 @@ pub fn parse_cluster_events_keeping(
                 if deleted {
                     ClusterEvent::DeletePod(pod)
                 } else {
-                    kube::pod_resources(&pod).map_err(|e| format!("{object_at}: {e:#}"))?;
-                    ClusterEvent::UpsertPod(pod)
+                    ClusterEvent::upsert_pod(pod).map_err(|e| format!("{object_at}: {e:#}"))?
                 }
             }
             "Namespace" => {
