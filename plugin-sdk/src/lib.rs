@@ -59,9 +59,9 @@ pub use cluster::{
     NominatedPod, PodGroup,
 };
 pub use model::{
-    HostPort, LabelKey, LabelSelector, Labels, Node, NodeCondition, NodeFields, NodeMemo,
-    OwnerReference, Pod, PodAffinityTerm, PodAnnotations, SelectorRequirement, SelectorTerm, Taint,
-    Toleration, TopologySpreadConstraint,
+    Found, HostPort, LabelKey, LabelSelector, LabelValue, Labels, Node, NodeCondition, NodeFields,
+    NodeMemo, OwnerReference, Pod, PodAffinityTerm, PodAnnotations, SelectorRequirement,
+    SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
 };
 pub use quantity::Quantity;
 pub use resources::Resources;

@@ -4,13 +4,14 @@
 
 use crate::resources::Resources;
 
-/// A label key with its hash, computed once (e.g. per pod in `prepare`)
-/// so that looking it up on thousands of nodes compares integers, not
-/// strings: label keys share long prefixes (`topology.kubernetes.io/`), and
-/// string comparison is a byte loop inside WebAssembly.
+/// A label key resolved once (e.g. per pod in `prepare`) to its number in
+/// the process's key table, so that looking it up on thousands of nodes
+/// compares integers, not strings: label keys share long prefixes
+/// (`topology.kubernetes.io/`), and string comparison is a byte loop inside
+/// WebAssembly (it was a fifth of a Wasm cycle, BENCHMARKS.md).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LabelKey {
-    hash: u64,
+    id: u32,
     key: String,
 }
 
@@ -18,7 +19,7 @@ impl LabelKey {
     pub fn new(key: impl Into<String>) -> LabelKey {
         let key = key.into();
         LabelKey {
-            hash: hash_key(&key),
+            id: key_ids::intern(&key),
             key,
         }
     }
@@ -28,9 +29,75 @@ impl LabelKey {
     }
 }
 
+/// A label value to compare against, with its hash computed once: most
+/// mismatches are decided by the hash, without reading the node's text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LabelValue {
+    hash: u32,
+    value: String,
+}
+
+impl LabelValue {
+    pub fn new(value: impl Into<String>) -> LabelValue {
+        let value = value.into();
+        LabelValue {
+            hash: hash_value(&value),
+            value,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.value
+    }
+
+    /// Whether a value found on a node (see [`Labels::get_value`]) is this one.
+    #[inline]
+    pub fn matches(&self, found: Found<'_>) -> bool {
+        self.hash == found.hash && str_eq(&self.value, found.value)
+    }
+}
+
+/// A label's value as [`Labels::get_value`] finds it, with its hash.
+#[derive(Clone, Copy, Debug)]
+pub struct Found<'a> {
+    hash: u32,
+    pub value: &'a str,
+}
+
+/// Label keys numbered in order of first appearance, process-wide. Keys
+/// are a cluster's vocabulary (tens to a few thousand), not its size, so
+/// the table is never pruned; values, which grow with the cluster
+/// (hostnames, hashes), are not numbered. Written when nodes, pods and
+/// selectors are built, read only there: lookups on the hot path compare
+/// the numbers these return.
+mod key_ids {
+    use std::sync::{LazyLock, PoisonError, RwLock};
+
+    type Table = crate::cluster::FastMap<Box<str>, u32>;
+    static IDS: LazyLock<RwLock<Table>> = LazyLock::new(Default::default);
+
+    /// The key's number, assigning the next one to a new key.
+    pub fn intern(key: &str) -> u32 {
+        if let Some(id) = lookup(key) {
+            return id;
+        }
+        let mut ids = IDS.write().unwrap_or_else(PoisonError::into_inner);
+        let next = ids.len() as u32;
+        *ids.entry(key.into()).or_insert(next)
+    }
+
+    /// The key's number if any label or selector ever had the key.
+    pub fn lookup(key: &str) -> Option<u32> {
+        IDS.read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .copied()
+    }
+}
+
 /// String equality 8 bytes at a time. Inside WebAssembly `==` on strings
-/// calls a byte-by-byte `memcmp`, and label keys and values are compared
-/// for thousands of nodes per cycle.
+/// calls a byte-by-byte `memcmp`, and label values are compared for
+/// thousands of nodes per cycle.
 #[inline]
 pub fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
@@ -52,21 +119,21 @@ pub fn str_eq(a: &str, b: &str) -> bool {
         .all(|(x, y)| x == y)
 }
 
-/// A fast, deterministic 64-bit hash of a key, 8 bytes at a time.
-fn hash_key(s: &str) -> u64 {
+/// A fast, deterministic hash of a value, 8 bytes at a time.
+fn hash_value(s: &str) -> u32 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ s.len() as u64;
     for chunk in s.as_bytes().chunks(8) {
         let mut word = [0u8; 8];
         word[..chunk.len()].copy_from_slice(chunk);
         h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
     }
-    h
+    (h >> 32) as u32
 }
 
-/// Labels, kept sorted by key hash so a lookup is a binary search over
-/// integers and one final string comparison. Keys and values live in one
-/// buffer: a node's labels are two allocations, not two per label, which
-/// keeps a 5,000-node table scan within fewer cache lines.
+/// Labels, kept sorted by key number so a lookup is a binary search over
+/// integers with no string comparison. Keys and values live in one buffer:
+/// a node's labels are two allocations, not two per label, which keeps a
+/// 5,000-node table scan within fewer cache lines.
 #[derive(Clone, Debug, Default)]
 pub struct Labels {
     entries: Vec<LabelEntry>,
@@ -75,7 +142,8 @@ pub struct Labels {
 
 #[derive(Clone, Copy, Debug)]
 struct LabelEntry {
-    hash: u64,
+    key_id: u32,
+    value_hash: u32,
     key: (u32, u32),
     value: (u32, u32),
 }
@@ -83,16 +151,16 @@ struct LabelEntry {
 impl Labels {
     /// Builds from pairs in any order; a later duplicate key wins.
     pub fn new(pairs: Vec<(String, String)>) -> Self {
-        let mut sorted: Vec<(u64, String, String)> = pairs
+        let mut sorted: Vec<(u32, String, String)> = pairs
             .into_iter()
-            .map(|(k, v)| (hash_key(&k), k, v))
+            .map(|(k, v)| (key_ids::intern(&k), k, v))
             .collect();
         // Stable sort keeps input order among equal keys; keep the last.
-        sorted.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
-        let mut deduped: Vec<(u64, String, String)> = Vec::with_capacity(sorted.len());
+        sorted.sort_by_key(|e| e.0);
+        let mut deduped: Vec<(u32, String, String)> = Vec::with_capacity(sorted.len());
         for e in sorted {
             match deduped.last_mut() {
-                Some(last) if last.0 == e.0 && last.1 == e.1 => *last = e,
+                Some(last) if last.0 == e.0 => *last = e,
                 _ => deduped.push(e),
             }
         }
@@ -105,8 +173,9 @@ impl Labels {
         };
         let entries = deduped
             .iter()
-            .map(|(hash, k, v)| LabelEntry {
-                hash: *hash,
+            .map(|(key_id, k, v)| LabelEntry {
+                key_id: *key_id,
+                value_hash: hash_value(v),
                 key: span(k),
                 value: span(v),
             })
@@ -119,32 +188,45 @@ impl Labels {
         &self.text[start as usize..(start + len) as usize]
     }
 
-    pub fn get(&self, key: &str) -> Option<&str> {
-        self.get_key_hashed(hash_key(key), key)
-    }
-
-    /// Lookup with a precomputed key: the hot path for selectors.
-    pub fn get_key(&self, key: &LabelKey) -> Option<&str> {
-        self.get_key_hashed(key.hash, &key.key)
-    }
-
     #[inline]
-    fn get_key_hashed(&self, hash: u64, key: &str) -> Option<&str> {
-        let start = self.entries.partition_point(|e| e.hash < hash);
-        self.entries[start..]
-            .iter()
-            .take_while(|e| e.hash == hash)
-            .find(|e| str_eq(self.str_at(e.key), key))
-            .map(|e| self.str_at(e.value))
+    fn entry(&self, key_id: u32) -> Option<&LabelEntry> {
+        let i = self.entries.partition_point(|e| e.key_id < key_id);
+        self.entries.get(i).filter(|e| e.key_id == key_id)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        let e = self.entry(key_ids::lookup(key)?)?;
+        Some(self.str_at(e.value))
+    }
+
+    /// Lookup with a resolved key: the hot path for selectors.
+    #[inline]
+    pub fn get_key(&self, key: &LabelKey) -> Option<&str> {
+        self.entry(key.id).map(|e| self.str_at(e.value))
+    }
+
+    /// Lookup with a resolved key, the value with its hash, for
+    /// [`LabelValue::matches`].
+    #[inline]
+    pub fn get_value(&self, key: &LabelKey) -> Option<Found<'_>> {
+        self.entry(key.id).map(|e| Found {
+            hash: e.value_hash,
+            value: self.str_at(e.value),
+        })
     }
 
     pub fn contains_key(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
+    /// The labels in key order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.entries
-            .iter()
+        let mut order: Vec<&LabelEntry> = self.entries.iter().collect();
+        // Key numbers follow the order keys were first seen in: sorting by
+        // text keeps what callers see independent of that history.
+        order.sort_unstable_by(|a, b| self.str_at(a.key).cmp(self.str_at(b.key)));
+        order
+            .into_iter()
             .map(|e| (self.str_at(e.key), self.str_at(e.value)))
     }
 
@@ -166,7 +248,12 @@ impl Labels {
 /// Equal when they hold the same pairs (the layout may differ).
 impl PartialEq for Labels {
     fn eq(&self, other: &Labels) -> bool {
-        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+        self.len() == other.len()
+            && self.entries.iter().all(|e| {
+                other
+                    .entry(e.key_id)
+                    .is_some_and(|o| str_eq(other.str_at(o.value), self.str_at(e.value)))
+            })
     }
 }
 
@@ -662,5 +749,53 @@ mod tests {
         assert_eq!(l.get_key(&LabelKey::new("disk")), Some("ssd"));
         assert_eq!(l.get("topology.kubernetes.io/region"), None);
         assert_eq!(l.get(""), None);
+    }
+
+    #[test]
+    fn labels_iterate_in_key_order_whatever_order_keys_were_first_seen() {
+        // Numbered in this order: "zz-first" before "aa-second".
+        let _ = LabelKey::new("sdk-test/zz-first");
+        let _ = LabelKey::new("sdk-test/aa-second");
+        let l = Labels::new(vec![
+            ("sdk-test/zz-first".into(), "1".into()),
+            ("sdk-test/aa-second".into(), "2".into()),
+            ("sdk-test/mm-new".into(), "3".into()),
+        ]);
+        let keys: Vec<&str> = l.iter().map(|(k, _)| k).collect();
+        assert_eq!(
+            keys,
+            ["sdk-test/aa-second", "sdk-test/mm-new", "sdk-test/zz-first"]
+        );
+        let same = Labels::new(vec![
+            ("sdk-test/mm-new".into(), "3".into()),
+            ("sdk-test/zz-first".into(), "1".into()),
+            ("sdk-test/aa-second".into(), "2".into()),
+        ]);
+        assert_eq!(l, same);
+        let other = Labels::new(vec![
+            ("sdk-test/mm-new".into(), "3".into()),
+            ("sdk-test/zz-first".into(), "1".into()),
+            ("sdk-test/aa-second".into(), "x".into()),
+        ]);
+        assert_ne!(l, other);
+    }
+
+    #[test]
+    fn label_values_match_only_equal_text() {
+        let key = LabelKey::new("disk");
+        let l = Labels::new(vec![("disk".into(), "ssd".into())]);
+        let found = l.get_value(&key).unwrap();
+        assert_eq!(found.value, "ssd");
+        assert!(LabelValue::new("ssd").matches(found));
+        for other in ["", "ss", "ssd ", "SSD", "hdd", "ssdssdssd"] {
+            assert!(!LabelValue::new(other).matches(found), "{other:?}");
+        }
+        // A key no label has ever had is simply absent.
+        assert_eq!(
+            l.get_value(&LabelKey::new("sdk-test/never-seen"))
+                .map(|f| f.value),
+            None
+        );
+        assert_eq!(l.get("sdk-test/never-seen-either"), None);
     }
 }

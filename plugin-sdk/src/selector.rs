@@ -5,7 +5,8 @@
 //! ignored, and an empty term matches nothing.
 
 use crate::model::{
-    LabelKey, LabelSelector, Labels, Node, Pod, SelectorRequirement, SelectorTerm, str_eq,
+    Found, LabelKey, LabelSelector, LabelValue, Labels, Node, Pod, SelectorRequirement,
+    SelectorTerm, str_eq,
 };
 
 /// The field `matchFields` may select on.
@@ -13,8 +14,8 @@ pub const OBJECT_NAME_FIELD: &str = "metadata.name";
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Op {
-    In(Vec<String>),
-    NotIn(Vec<String>),
+    In(Vec<LabelValue>),
+    NotIn(Vec<LabelValue>),
     Exists,
     DoesNotExist,
     Gt(i64),
@@ -28,17 +29,27 @@ struct Requirement {
 }
 
 impl Requirement {
-    fn matches(&self, value: Option<&str>) -> bool {
+    /// Against a label's value found on a node: compared by hash first.
+    fn matches(&self, value: Option<Found<'_>>) -> bool {
         match (&self.op, value) {
-            (Op::In(vals), Some(v)) => vals.iter().any(|x| str_eq(x, v)),
+            (Op::In(vals), Some(v)) => vals.iter().any(|x| x.matches(v)),
             (Op::In(_), None) => false,
-            (Op::NotIn(vals), Some(v)) => !vals.iter().any(|x| str_eq(x, v)),
+            (Op::NotIn(vals), Some(v)) => !vals.iter().any(|x| x.matches(v)),
             (Op::NotIn(_), None) => true,
             (Op::Exists, v) => v.is_some(),
             (Op::DoesNotExist, v) => v.is_none(),
-            (Op::Gt(bound), Some(v)) => v.parse::<i64>().is_ok_and(|n| n > *bound),
-            (Op::Lt(bound), Some(v)) => v.parse::<i64>().is_ok_and(|n| n < *bound),
+            (Op::Gt(bound), Some(v)) => v.value.parse::<i64>().is_ok_and(|n| n > *bound),
+            (Op::Lt(bound), Some(v)) => v.value.parse::<i64>().is_ok_and(|n| n < *bound),
             (Op::Gt(_) | Op::Lt(_), None) => false,
+        }
+    }
+
+    /// Against a field's value (`matchFields` only allows `In`, `NotIn`).
+    fn matches_field(&self, value: &str) -> bool {
+        match &self.op {
+            Op::In(vals) => vals.iter().any(|x| str_eq(x.as_str(), value)),
+            Op::NotIn(vals) => !vals.iter().any(|x| str_eq(x.as_str(), value)),
+            _ => false,
         }
     }
 }
@@ -72,12 +83,12 @@ impl Term {
         }
         self.expressions
             .iter()
-            .all(|r| r.matches(labels.get_key(&r.key)))
+            .all(|r| r.matches(labels.get_value(&r.key)))
             && self.fields.iter().all(|r| {
                 let field = (r.key.as_str() == OBJECT_NAME_FIELD && !node_name.is_empty())
                     .then_some(node_name);
                 // Field selectors compare against "" when the field is absent.
-                r.matches(Some(field.unwrap_or("")))
+                r.matches_field(field.unwrap_or(""))
             })
     }
 }
@@ -94,10 +105,11 @@ fn parse_label_requirement(r: &SelectorRequirement) -> Result<Requirement, Strin
             if let Some(bad) = r.values.iter().find(|v| !is_label_value(v)) {
                 return Err(format!("invalid label value {bad:?}"));
             }
+            let values = r.values.iter().map(LabelValue::new).collect();
             if r.operator == "In" {
-                Op::In(r.values.clone())
+                Op::In(values)
             } else {
-                Op::NotIn(r.values.clone())
+                Op::NotIn(values)
             }
         }
         "Exists" | "DoesNotExist" => {
@@ -146,8 +158,8 @@ fn parse_field_requirement(r: &SelectorRequirement) -> Result<Requirement, Strin
         ));
     }
     let op = match r.operator.as_str() {
-        "In" => Op::In(r.values.clone()),
-        "NotIn" => Op::NotIn(r.values.clone()),
+        "In" => Op::In(r.values.iter().map(LabelValue::new).collect()),
+        "NotIn" => Op::NotIn(r.values.iter().map(LabelValue::new).collect()),
         other => {
             return Err(format!(
                 "{other:?} is not a valid node field selector operator"
@@ -195,7 +207,7 @@ impl NodeSelector {
 /// affinity (kube-scheduler's `RequiredNodeAffinity`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RequiredNodeAffinity {
-    node_selector: Vec<(LabelKey, String)>,
+    node_selector: Vec<(LabelKey, LabelValue)>,
     affinity: Option<NodeSelector>,
 }
 
@@ -205,7 +217,7 @@ impl RequiredNodeAffinity {
             node_selector: pod
                 .node_selector
                 .iter()
-                .map(|(k, v)| (LabelKey::new(k), v.to_string()))
+                .map(|(k, v)| (LabelKey::new(k), LabelValue::new(v)))
                 .collect(),
             affinity: pod.required_node_affinity.as_deref().map(NodeSelector::new),
         }
@@ -214,7 +226,7 @@ impl RequiredNodeAffinity {
     pub fn matches(&self, node: &Node) -> bool {
         self.node_selector
             .iter()
-            .all(|(k, v)| node.labels.get_key(k).is_some_and(|nv| str_eq(nv, v)))
+            .all(|(k, v)| node.labels.get_value(k).is_some_and(|nv| v.matches(nv)))
             && self
                 .affinity
                 .as_ref()
@@ -268,7 +280,7 @@ impl PodSelector {
             for (k, v) in pairs {
                 reqs.push(Requirement {
                     key: LabelKey::new(k),
-                    op: Op::In(vec![v]),
+                    op: Op::In(vec![LabelValue::new(v)]),
                 });
             }
         }
@@ -284,7 +296,7 @@ impl PodSelector {
             for (k, v) in pairs {
                 reqs.push(Requirement {
                     key: LabelKey::new(k),
-                    op: Op::NotIn(vec![v]),
+                    op: Op::NotIn(vec![LabelValue::new(v)]),
                 });
             }
         }
@@ -304,7 +316,7 @@ impl PodSelector {
     pub fn matches(&self, labels: &Labels) -> bool {
         match &self.requirements {
             None => false,
-            Some(reqs) => reqs.iter().all(|r| r.matches(labels.get_key(&r.key))),
+            Some(reqs) => reqs.iter().all(|r| r.matches(labels.get_value(&r.key))),
         }
     }
 }

@@ -17,10 +17,9 @@
 
 use sift_sdk::model::LabelKey;
 use sift_sdk::{
-    Args, ClusterView, Domains, IdMap, Labels, Node, NodeFields, NominatedPod, Pod,
+    Args, ClusterView, Domains, FastMap, IdMap, Labels, Node, NodeFields, NominatedPod, Pod,
     PodAffinityTerm, PodSelector, Predicate, Prepare, Status, export_predicate,
 };
-use std::collections::HashMap;
 
 /// The plugin's name in configuration and statuses.
 pub const NAME: &str = "InterPodAffinity";
@@ -95,30 +94,57 @@ impl Term {
     }
 }
 
-/// Counts by (topology key, value); entries are never zero.
-type Counts = HashMap<(String, String), i64>;
+/// Counts by topology key, then value; entries are never zero and a key
+/// without entries is dropped. Keyed by key first so that a Filter looks a
+/// node's value up once per key the counts have, without building strings
+/// (a `(key, value)` map allocated two strings per label of every node).
+#[derive(Clone, Debug, Default)]
+struct Counts(Vec<(LabelKey, FastMap<String, i64>)>);
+
+impl Counts {
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    fn add(&mut self, key: &LabelKey, value: &str, by: i64) {
+        let i = match self.0.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key.clone(), FastMap::default()));
+                self.0.len() - 1
+            }
+        };
+        let values = &mut self.0[i].1;
+        let n = values.entry(value.to_string()).or_insert(0);
+        *n += by;
+        if *n == 0 {
+            values.remove(value);
+            if values.is_empty() {
+                self.0.swap_remove(i);
+            }
+        }
+    }
+
+    fn get(&self, key: &LabelKey, value: &str) -> i64 {
+        self.0
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, values)| values.get(value))
+            .copied()
+            .unwrap_or(0)
+    }
+}
 
 fn bump(counts: &mut Counts, key: &LabelKey, node: &Node, by: i64) {
     if let Some(value) = node.labels.get_key(key) {
-        let entry = counts
-            .entry((key.as_str().to_string(), value.to_string()))
-            .or_insert(0);
-        *entry += by;
-        if *entry == 0 {
-            counts.remove(&(key.as_str().to_string(), value.to_string()));
-        }
+        counts.add(key, value, by);
     }
 }
 
 /// As [`bump`], with the node's value from a domain column.
 fn bump_domain(counts: &mut Counts, key: &LabelKey, domains: &Domains, slot: u32, by: i64) {
     if let Some(d) = domains.of(slot) {
-        let k = (key.as_str().to_string(), domains.values[d as usize].clone());
-        let entry = counts.entry(k.clone()).or_insert(0);
-        *entry += by;
-        if *entry == 0 {
-            counts.remove(&k);
-        }
+        counts.add(key, &domains.values[d as usize], by);
     }
 }
 
@@ -158,7 +184,7 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<Affinit
     let ns_labels = cluster.namespace_labels(&pod.namespace).unwrap_or(&none);
 
     // Existing pods' anti-affinity, from the nodes that have such pods.
-    let mut existing_anti = Counts::new();
+    let mut existing_anti = Counts::default();
     let mut parsed: IdMap<Vec<Term>> = IdMap::default();
     for slot in cluster.anti_affinity_slots() {
         let Some(node) = cluster.node(slot) else {
@@ -196,8 +222,8 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<Affinit
     }
 
     // The pods matching the incoming pod's terms, over every node.
-    let mut affinity = Counts::new();
-    let mut anti = Counts::new();
+    let mut affinity = Counts::default();
+    let mut anti = Counts::default();
     if !affinity_terms.is_empty() || !anti_terms.is_empty() {
         // From the group index: a group's terms are matched once, and only
         // the nodes holding matching pods are visited.
@@ -290,10 +316,7 @@ impl AffinityState {
 }
 
 fn count(counts: &Counts, key: &LabelKey, value: &str) -> i64 {
-    counts
-        .get(&(key.as_str().to_string(), value.to_string()))
-        .copied()
-        .unwrap_or(0)
+    counts.get(key, value)
 }
 
 /// `satisfyPodAffinity`, with the "first pod of a collection" rule: when no
@@ -323,10 +346,10 @@ fn satisfies_anti_affinity(s: &AffinityState, node: &Node) -> bool {
 
 fn satisfies_existing_anti_affinity(s: &AffinityState, node: &Node) -> bool {
     s.existing_anti.is_empty()
-        || node.labels.iter().all(|(k, v)| {
-            s.existing_anti
-                .get(&(k.to_string(), v.to_string()))
-                .is_none_or(|n| *n <= 0)
+        || s.existing_anti.0.iter().all(|(k, values)| {
+            node.labels
+                .get_key(k)
+                .is_none_or(|v| values.get(v).is_none_or(|n| *n <= 0))
         })
 }
 
