@@ -140,9 +140,19 @@ impl std::hash::Hasher for IdHasher {
     fn finish(&self) -> u64 {
         self.0
     }
+    /// Strings (label values as topology domains) 8 bytes at a time.
     fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(*b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let word = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+            self.write_u64(word);
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut word = [0u8; 8];
+            word[..rest.len()].copy_from_slice(rest);
+            // The length tells "ab" from "ab\0".
+            self.write_u64(u64::from_le_bytes(word) ^ ((rest.len() as u64) << 59));
         }
     }
     fn write_u64(&mut self, n: u64) {

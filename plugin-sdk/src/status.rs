@@ -55,6 +55,7 @@ pub struct Status {
 }
 
 impl Status {
+    #[inline]
     pub fn success() -> Status {
         Status {
             code: Code::Success,
