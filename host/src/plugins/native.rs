@@ -170,25 +170,31 @@ impl BatchFilter for NativeBatch<'_> {
                 .error("filter called after prepare did not proceed"));
         };
         let snapshot = &self.cycle.snapshot;
+        let nodes: Vec<&sift_sdk::Node> = slots.iter().map(|s| snapshot.node(*s)).collect();
+        let mut progress = 0;
+        let mut rejected = Vec::new();
+        catch_unwind(AssertUnwindSafe(|| {
+            self.plugin.predicate.filter_batch(
+                &self.cycle.pod,
+                state,
+                &nodes,
+                &mut progress,
+                &mut rejected,
+            )
+        }))
+        .map_err(|_| {
+            let node = nodes.get(progress).map_or("", |n| n.name.as_str());
+            self.plugin.error(format!("panicked filtering node {node}"))
+        })?;
         let mut last: Option<Arc<Status>> = None;
-        for (i, slot) in slots.iter().enumerate() {
-            let node = snapshot.node(*slot);
-            let status = catch_unwind(AssertUnwindSafe(|| {
-                self.plugin.predicate.filter(&self.cycle.pod, state, node)
-            }))
-            .map_err(|_| {
-                self.plugin
-                    .error(format!("panicked filtering node {}", node.name))
-            })?;
-            if !status.is_success() {
-                // Consecutive nodes usually fail for the same reason: share it.
-                let shared = match last.take() {
-                    Some(prev) if *prev == status => prev,
-                    _ => Arc::new(status),
-                };
-                last = Some(shared.clone());
-                rejections.push((i as u32, shared));
-            }
+        for (i, status) in rejected {
+            // Consecutive nodes usually fail for the same reason: share it.
+            let shared = match last.take() {
+                Some(prev) if *prev == status => prev,
+                _ => Arc::new(status),
+            };
+            last = Some(shared.clone());
+            rejections.push((i, shared));
         }
         Ok(())
     }
@@ -208,5 +214,88 @@ impl BatchFilter for NativeBatch<'_> {
             self.plugin
                 .error(format!("panicked filtering node {}", pass.node.name))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::synthetic::synthetic_cluster;
+    use sift_sdk::{Args, ClusterView, Node, Pod};
+
+    /// Rejects nodes whose name ends in an odd digit; panics on names ending in 3
+    /// when told to.
+    struct Picky {
+        panic: bool,
+    }
+
+    impl sift_sdk::Predicate for Picky {
+        const NAME: &'static str = "Picky";
+        type PodState = ();
+        fn new(args: Args) -> Result<Self, String> {
+            Ok(Picky {
+                panic: args.get_str("panic")? == Some("yes"),
+            })
+        }
+        fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
+            Prepare::Proceed(())
+        }
+        fn filter(&self, _pod: &Pod, _state: &(), node: &Node) -> Status {
+            if self.panic && node.name.ends_with('3') {
+                panic!("boom");
+            }
+            let odd = node.name.bytes().last().is_some_and(|b| b % 2 == 1);
+            if odd {
+                Status::unschedulable(format!("odd {}", node.name))
+            } else {
+                Status::success()
+            }
+        }
+    }
+
+    fn run(args: &str) -> (Vec<String>, Result<Vec<(u32, String)>, PluginError>) {
+        let snapshot = synthetic_cluster(6).unwrap();
+        let slots: Vec<u32> = (0..6).collect();
+        let names = slots
+            .iter()
+            .map(|s| snapshot.name(*s).to_string())
+            .collect();
+        let plugin = NativeFilterPlugin::new(&NativePlugin::of::<Picky>(), args).unwrap();
+        let cycle = Cycle::new(Pod::default(), snapshot);
+        let prepared = plugin.prepare(&cycle).unwrap();
+        let mut rejections = Vec::new();
+        let result = prepared.filter.filter(&slots, &mut rejections).map(|()| {
+            rejections
+                .into_iter()
+                .map(|(i, s)| (i, s.message()))
+                .collect()
+        });
+        (names, result)
+    }
+
+    #[test]
+    fn a_batch_reports_each_rejection_at_its_index() {
+        let (names, result) = run("{}");
+        let expected: Vec<(u32, String)> = names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.bytes().last().is_some_and(|b| b % 2 == 1))
+            .map(|(i, n)| (i as u32, format!("odd {n}")))
+            .collect();
+        assert!(!expected.is_empty(), "{names:?}");
+        assert_eq!(result.unwrap(), expected);
+    }
+
+    #[test]
+    fn a_panic_inside_a_batch_names_its_node() {
+        let (names, result) = run(r#"{"panic":"yes"}"#);
+        let at = names.iter().find(|n| n.ends_with('3')).expect("a name ending in 3");
+        let err = result.unwrap_err();
+        assert!(
+            err.message
+                .contains(&format!("panicked filtering node {at}")),
+            "{}",
+            err.message
+        );
     }
 }
