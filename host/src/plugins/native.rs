@@ -253,7 +253,10 @@ mod tests {
         }
     }
 
-    fn run(args: &str) -> (Vec<String>, Result<Vec<(u32, String)>, PluginError>) {
+    /// The nodes' names, and the rejections (index, message) or the error.
+    type Run = (Vec<String>, Result<Vec<(u32, String)>, PluginError>);
+
+    fn run(args: &str) -> Run {
         let snapshot = synthetic_cluster(6).unwrap();
         let slots: Vec<u32> = (0..6).collect();
         let names = slots
@@ -289,7 +292,10 @@ mod tests {
     #[test]
     fn a_panic_inside_a_batch_names_its_node() {
         let (names, result) = run(r#"{"panic":"yes"}"#);
-        let at = names.iter().find(|n| n.ends_with('3')).expect("a name ending in 3");
+        let at = names
+            .iter()
+            .find(|n| n.ends_with('3'))
+            .expect("a name ending in 3");
         let err = result.unwrap_err();
         assert!(
             err.message
