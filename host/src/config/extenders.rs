@@ -190,7 +190,7 @@ mod tests {
     use super::*;
 
     fn ext(yaml: &str) -> Vec<ExtenderConfig> {
-        serde_yaml_ng::from_str(yaml).unwrap()
+        serde_saphyr::from_str_with_options(yaml, crate::input::yaml::options()).unwrap()
     }
 
     #[test]

@@ -170,11 +170,30 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config {}", path.display()))?;
-        let de = serde_yaml_ng::Deserializer::from_str(&text);
-        let mut config: Config = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path_in_file = e.path().to_string();
-            anyhow::anyhow!("{}: {}: {}", path.display(), path_in_file, e.into_inner())
-        })?;
+        // The YAML dialect of the Kubernetes objects sift reads.
+        let mut field = None;
+        let config = serde_saphyr::with_deserializer_from_str_with_options(
+            &text,
+            crate::input::yaml::options(),
+            |de| {
+                serde_path_to_error::deserialize::<_, Option<Config>>(de).map_err(|e| {
+                    field = Some(e.path().to_string());
+                    e.into_inner()
+                })
+            },
+        );
+        let mut config = config
+            .map_err(|e| {
+                let at = crate::input::yaml::position(&e, 0);
+                let what = crate::input::yaml::message(&e);
+                match field.take() {
+                    Some(f) if f != "?" && f != "." => {
+                        anyhow::anyhow!("{}: {f}: {what}{at}", path.display())
+                    }
+                    _ => anyhow::anyhow!("{}: {what}{at}", path.display()),
+                }
+            })?
+            .unwrap_or_default();
         if let Some(p) = config.percentage_of_nodes_to_score
             && p > 100
         {

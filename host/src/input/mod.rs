@@ -13,5 +13,6 @@ pub mod openb;
 pub mod read;
 pub mod volcano;
 pub mod workload;
+pub mod yaml;
 
-pub use read::{MAX_FLOW_DEPTH, Objects, Origin, parse_documents};
+pub use read::{MAX_FLOW_DEPTH, Objects, Origin};

@@ -73,20 +73,12 @@ impl Objects {
     }
 
     /// Reads the objects of `text`, the contents of the file `path` (whose
-    /// extension says JSON or YAML, as for [`parse_documents`]).
+    /// extension says JSON or YAML, else its first character).
     pub fn read_text(&mut self, path: &Path, text: &str) -> Result<()> {
         if looks_json(path, text) {
             return self.read_json(path, text);
         }
-        for (doc_index, doc) in parse_documents(path, text)?.into_iter().enumerate() {
-            let location = if doc_index == 0 {
-                String::new()
-            } else {
-                format!("document {}", doc_index + 1)
-            };
-            self.add_value(path, location, doc, None)?;
-        }
-        Ok(())
+        crate::input::yaml::read_yaml(self, path, text)
     }
 
     /// What the files held besides pods, for "holds no Pod" messages:
@@ -272,57 +264,98 @@ impl Objects {
     }
 
     fn add_object(&mut self, kind: &str, name: &str, origin: Origin, source: Source) -> Result<()> {
-        match kind {
-            "Node" => {
-                let node: k8s::Node = source
-                    .typed()
-                    .with_context(|| format!("{origin}: Node {name}"))?;
-                self.nodes.push((node, origin));
+        let typed = match source {
+            Source::Value(v) => deserialize_kept(kind, v).map(|r| {
+                r.map_err(|e| {
+                    let path = e.path().to_string();
+                    anyhow!("field {path}: {}", e.into_inner())
+                })
+            }),
+            Source::Raw(raw) => {
+                let mut de = serde_json::Deserializer::from_str(raw);
+                deserialize_kept(kind, &mut de).map(|r| {
+                    r.map_err(|e| anyhow!("field {}: {}", e.path(), without_position(e.inner())))
+                })
             }
-            "Pod" => {
-                let pod: k8s::Pod = source
-                    .typed()
-                    .with_context(|| format!("{origin}: Pod {name}"))?;
-                match &mut self.bound_pods_to {
-                    Some(sink) if crate::input::kube::bound_node(&pod).is_some() => {
-                        (sink.0)(pod, &origin)?
-                    }
-                    _ => self.pods.push((pod, origin)),
+        };
+        match typed {
+            Some(kept) => {
+                let kept = kept.with_context(|| format!("{origin}: {kind} {name}"))?;
+                self.keep(kept, origin)
+            }
+            None => {
+                self.skipped.push(format!("{origin}: {kind} {name}"));
+                Ok(())
+            }
+        }
+    }
+
+    /// Files a typed object where it belongs.
+    pub(super) fn keep(&mut self, kept: Kept, origin: Origin) -> Result<()> {
+        match kept {
+            Kept::Node(node) => self.nodes.push((*node, origin)),
+            Kept::Pod(pod) => match &mut self.bound_pods_to {
+                Some(sink) if crate::input::kube::bound_node(&pod).is_some() => {
+                    (sink.0)(*pod, &origin)?
                 }
-            }
-            "Namespace" => {
-                let ns: k8s::Namespace = source
-                    .typed()
-                    .with_context(|| format!("{origin}: Namespace {name}"))?;
-                self.namespaces.push((ns, origin));
-            }
-            "PodGroup" => {
-                let pg: PodGroup = source
-                    .typed()
-                    .with_context(|| format!("{origin}: PodGroup {name}"))?;
-                self.pod_groups.push((pg, origin));
-            }
-            "Queue" => {
-                let q: Queue = source
-                    .typed()
-                    .with_context(|| format!("{origin}: Queue {name}"))?;
-                self.queues.push((q, origin));
-            }
-            "PriorityClass" => {
-                let pc: PriorityClass = source
-                    .typed()
-                    .with_context(|| format!("{origin}: PriorityClass {name}"))?;
-                self.priority_classes.push((pc, origin));
-            }
-            other => self.skipped.push(format!("{origin}: {other} {name}")),
+                _ => self.pods.push((*pod, origin)),
+            },
+            Kept::Namespace(ns) => self.namespaces.push((*ns, origin)),
+            Kept::PodGroup(pg) => self.pod_groups.push((*pg, origin)),
+            Kept::Queue(q) => self.queues.push((*q, origin)),
+            Kept::PriorityClass(pc) => self.priority_classes.push((*pc, origin)),
         }
         Ok(())
     }
 }
 
+/// An object of a kind sift keeps, typed.
+pub(super) enum Kept {
+    Node(Box<k8s::Node>),
+    Pod(Box<k8s::Pod>),
+    Namespace(Box<k8s::Namespace>),
+    PodGroup(Box<PodGroup>),
+    Queue(Box<Queue>),
+    PriorityClass(Box<PriorityClass>),
+}
+
+/// Types an object of `kind` straight from `de`, with the path of the
+/// first bad field in the error; `None` for kinds sift skips.
+pub(super) fn deserialize_kept<'de, D: serde::Deserializer<'de>>(
+    kind: &str,
+    de: D,
+) -> Option<Result<Kept, serde_path_to_error::Error<D::Error>>> {
+    fn typed<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
+        de: D,
+    ) -> Result<Box<T>, serde_path_to_error::Error<D::Error>> {
+        serde_path_to_error::deserialize(de).map(Box::new)
+    }
+    Some(match kind {
+        "Node" => typed(de).map(Kept::Node),
+        "Pod" => typed(de).map(Kept::Pod),
+        "Namespace" => typed(de).map(Kept::Namespace),
+        "PodGroup" => typed(de).map(Kept::PodGroup),
+        "Queue" => typed(de).map(Kept::Queue),
+        "PriorityClass" => typed(de).map(Kept::PriorityClass),
+        _ => return None,
+    })
+}
+
+/// Whether sift keeps objects of `kind` (else it skips them).
+pub(super) fn is_kept(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Node" | "Pod" | "Namespace" | "PodGroup" | "Queue" | "PriorityClass"
+    )
+}
+
 /// An object's kind: its own `kind`, which must be a string, else the
 /// kind its List implies.
-fn object_kind(kind: Option<&Value>, implied: Option<&str>, at: &Origin) -> Result<String> {
+pub(super) fn object_kind(
+    kind: Option<&Value>,
+    implied: Option<&str>,
+    at: &Origin,
+) -> Result<String> {
     match (kind, implied) {
         (Some(Value::String(k)), _) => Ok(k.clone()),
         (Some(other), _) => bail!("{at}: kind must be a string, found {}", type_name(other)),
@@ -337,13 +370,13 @@ fn object_kind(kind: Option<&Value>, implied: Option<&str>, at: &Origin) -> Resu
 
 /// For a List kind (`List`, `NodeList`, ...), the kind its items have
 /// when they say none (`None` for a plain `List`).
-fn list_item_kind(kind: &str) -> Option<Option<&str>> {
+pub(super) fn list_item_kind(kind: &str) -> Option<Option<&str>> {
     kind.ends_with("List")
         .then(|| kind.strip_suffix("List").filter(|k| !k.is_empty()))
 }
 
 /// "items[3]", inside `location` if there is one.
-fn item_location(location: &str, i: usize) -> String {
+pub(super) fn item_location(location: &str, i: usize) -> String {
     if location.is_empty() {
         format!("items[{i}]")
     } else {
@@ -376,21 +409,6 @@ enum Source<'a> {
     Raw(&'a str),
 }
 
-impl Source<'_> {
-    fn typed<T: for<'de> Deserialize<'de>>(self) -> Result<T> {
-        match self {
-            Source::Value(v) => typed(v),
-            Source::Raw(raw) => {
-                let mut de = serde_json::Deserializer::from_str(raw);
-                serde_path_to_error::deserialize(&mut de).map_err(|e| {
-                    let path = e.path().to_string();
-                    anyhow!("field {path}: {}", without_position(e.inner()))
-                })
-            }
-        }
-    }
-}
-
 /// The JSON type of a value's text, from its first character.
 fn raw_type_name(raw: &str) -> &'static str {
     match raw.trim_start().as_bytes().first() {
@@ -420,15 +438,7 @@ fn looks_json(path: &Path, text: &str) -> bool {
     ext == "json" || (ext != "yaml" && ext != "yml" && text.trim_start().starts_with(['{', '[']))
 }
 
-/// Deserializes with the JSON path of the first bad field in the error.
-fn typed<T: for<'de> Deserialize<'de>>(value: Value) -> Result<T> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        anyhow!("field {path}: {}", e.into_inner())
-    })
-}
-
-fn type_name(v: &Value) -> &'static str {
+pub(super) fn type_name(v: &Value) -> &'static str {
     match v {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",
@@ -439,176 +449,9 @@ fn type_name(v: &Value) -> &'static str {
     }
 }
 
-/// Splits a file into documents: one JSON value, or YAML documents
-/// (empty documents are dropped).
-pub fn parse_documents(path: &Path, text: &str) -> Result<Vec<Value>> {
-    if looks_json(path, text) {
-        let value: Value = serde_json::from_str(text).map_err(|e| {
-            anyhow!(
-                "{}: invalid JSON at line {}, column {}: {e}",
-                path.display(),
-                e.line(),
-                e.column()
-            )
-        })?;
-        return Ok(match value {
-            Value::Array(items) => items,
-            v => vec![v],
-        });
-    }
-    if let Err(line) = check_flow_depth(text) {
-        bail!(
-            "{}: invalid YAML at line {line}: [ ] and {{ }} nested deeper than {MAX_FLOW_DEPTH} levels",
-            path.display()
-        );
-    }
-    let mut docs = Vec::new();
-    for (i, doc) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
-        let value = Value::deserialize(doc).map_err(|e| {
-            let at = e
-                .location()
-                .map(|l| format!(" at line {}, column {}", l.line(), l.column()))
-                .unwrap_or_default();
-            anyhow!(
-                "{}: invalid YAML in document {}{at}: {e}",
-                path.display(),
-                i + 1
-            )
-        })?;
-        if !value.is_null() {
-            docs.push(value);
-        }
-    }
-    Ok(docs)
-}
-
-/// The deepest `[ ]`/`{ }` nesting a YAML file may have: what the JSON
-/// reader allows (serde_json's recursion limit).
+/// The deepest nesting a YAML file may have, and Lists in a JSON file:
+/// what the JSON reader allows (serde_json's recursion limit).
 pub const MAX_FLOW_DEPTH: usize = 128;
-
-/// Checks YAML's flow nesting depth in one linear pass, before the parser
-/// sees it: libyaml's scanner does work proportional to the depth for every
-/// token, so a 200 KB line of `[` took 17 s to reach serde's recursion
-/// limit. `Err(line)` where the limit is passed.
-///
-/// It follows YAML's rules for where a bracket opens a collection: where a
-/// value may start (after `key:`, `- `, `? `, at the start of a line that
-/// continues such a value, and anywhere inside a flow collection), and not
-/// inside quoted scalars (which may span lines), comments or block scalars
-/// (whose content is indented past their parent node). A bracket inside a
-/// plain scalar, e.g. the wrapped line `[team's list] for details` or
-/// `sad :-[`, is text.
-fn check_flow_depth(text: &str) -> Result<(), usize> {
-    let mut depth = 0usize;
-    // Inside a quoted scalar, which may go on over lines: its quote.
-    let mut quote: Option<u8> = None;
-    // Inside a block scalar: the column of its parent node.
-    let mut block: Option<usize> = None;
-    // Whether a value may start at the next significant character.
-    let mut value_start = true;
-    for (n, line) in text.split('\n').enumerate() {
-        let bytes = line.strip_suffix('\r').unwrap_or(line).as_bytes();
-        let indent = bytes.iter().take_while(|&&b| b == b' ').count();
-        let mut i = 0;
-        // Block context at the start of a line: block scalar content,
-        // document markers, and `- ` / `? ` prefixes.
-        let mut at_head = false;
-        let mut node_col = indent;
-        let mut dash_col: Option<usize> = None;
-        if quote.is_none() && depth == 0 {
-            if let Some(parent) = block {
-                if indent == bytes.len() || indent > parent {
-                    continue;
-                }
-                block = None;
-            }
-            i = indent;
-            at_head = true;
-            if bytes.starts_with(b"---") && matches!(bytes.get(3), None | Some(b' ')) {
-                i = 3;
-                value_start = true;
-                at_head = false;
-            }
-        }
-        while i < bytes.len() {
-            let c = bytes[i];
-            let next = bytes.get(i + 1).copied();
-            let ends_token = matches!(next, None | Some(b' ' | b'\t'));
-            let mut still_head = false;
-            if let Some(q) = quote {
-                match c {
-                    b'\\' if q == b'"' => i += 1,
-                    b'\'' if q == b'\'' && next == Some(b'\'') => i += 1,
-                    _ if c == q => {
-                        quote = None;
-                        value_start = false;
-                    }
-                    _ => {}
-                }
-                i += 1;
-                continue;
-            }
-            match c {
-                b' ' | b'\t' => still_head = true,
-                b'#' if i == 0 || matches!(bytes[i - 1], b' ' | b'\t') => break,
-                b'-' | b'?' if at_head && depth == 0 && ends_token => {
-                    value_start = true;
-                    dash_col = Some(i);
-                    let spaces = bytes[i + 1..].iter().take_while(|&&b| b == b' ').count();
-                    node_col = i + 1 + spaces;
-                    still_head = true;
-                }
-                b'"' | b'\'' if value_start => quote = Some(c),
-                b'[' | b'{' if value_start || depth > 0 => {
-                    depth += 1;
-                    if depth > MAX_FLOW_DEPTH {
-                        return Err(n + 1);
-                    }
-                    value_start = true;
-                }
-                b']' | b'}' if depth > 0 => {
-                    depth -= 1;
-                    value_start = false;
-                }
-                b',' if depth > 0 => value_start = true,
-                b':' if depth > 0 || ends_token => value_start = true,
-                b'&' | b'!' if value_start => {
-                    // An anchor or a tag: the value comes after it.
-                    while i + 1 < bytes.len() && !matches!(bytes[i + 1], b' ' | b'\t') {
-                        i += 1;
-                    }
-                }
-                b'|' | b'>' if value_start && depth == 0 => {
-                    let header = &bytes[i + 1..];
-                    let rest = header
-                        .iter()
-                        .position(|b| !matches!(b, b'-' | b'+' | b'1'..=b'9'))
-                        .map_or(&header[header.len()..], |p| &header[p..]);
-                    let rest = rest.trim_ascii_start();
-                    if rest.is_empty() || rest.starts_with(b"#") {
-                        // Content is indented past the node this is the
-                        // value of: the key's column, or the `-`'s.
-                        block = Some(if at_head {
-                            dash_col.unwrap_or(node_col)
-                        } else {
-                            node_col
-                        });
-                        value_start = false;
-                        break;
-                    }
-                    value_start = false;
-                }
-                _ => value_start = false,
-            }
-            at_head &= still_head;
-            i += 1;
-        }
-        // `value_start` carries over: the next line starts a value only if
-        // this one left one pending (`key:` or `-` at its end), else it
-        // starts a key or continues a plain scalar.
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {
@@ -679,6 +522,21 @@ mod tests {
         let msg = format!("{:#}", read("deep.yaml", &deep).err().unwrap());
         assert!(msg.contains("deep.yaml") && msg.contains("line 5"), "{msg}");
         assert!(msg.contains("deeper than 128"), "{msg}");
+        // Where any value may go, and in flow mappings.
+        let deep = format!(
+            "kind: Node\nmetadata:\n  name: a\nx:\n  y: {}{}\n",
+            "[".repeat(100_000),
+            "]".repeat(100_000)
+        );
+        let msg = format!("{:#}", read("deep.yaml", &deep).err().unwrap());
+        assert!(msg.contains("deep.yaml") && msg.contains("line 5"), "{msg}");
+        assert!(msg.contains("deeper than 128"), "{msg}");
+        let deep = format!("kind: Node\nx: {}\n", "{a: ".repeat(100_000));
+        let msg = format!("{:#}", read("deep.yaml", &deep).err().unwrap());
+        assert!(
+            msg.contains("line 2") && msg.contains("deeper than 128"),
+            "{msg}"
+        );
         // Brackets that are not flow collections do not count.
         let ok = format!(
             "kind: Node\nmetadata:\n  name: a\n  annotations:\n    q: \"{0}\"\n    s: '{0}'\n    p: x{0}\n    b: |\n      {0}\n    c: ok # {0}\n",
@@ -718,6 +576,238 @@ mod tests {
             "]".repeat(100)
         );
         assert!(read("nested.yaml", &nested).is_ok());
+    }
+
+    fn names(o: &Objects) -> Vec<String> {
+        o.nodes
+            .iter()
+            .map(|(n, origin)| {
+                format!(
+                    "{} {}",
+                    n.metadata.name.as_deref().unwrap_or("?"),
+                    origin.location
+                )
+            })
+            .collect()
+    }
+
+    fn fails(name: &str, text: &str) -> String {
+        format!("{:#}", read(name, text).err().expect("an error"))
+    }
+
+    #[test]
+    fn kubectl_yaml_list_with_items_before_kind() {
+        // `kubectl get nodes,pods,svc -A -o yaml`: keys sorted.
+        let o = read(
+            "c.yaml",
+            "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n  spec:\n    containers: []\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: s\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
+        )
+        .unwrap();
+        assert_eq!(names(&o), ["n1 items[0]"]);
+        assert_eq!(o.pods.len(), 1);
+        assert_eq!(o.pods[0].1.location, "items[1]");
+        assert_eq!(o.found(), " (found: 1 Node, Service s)");
+        // apiVersion is read before kind and still checked by the type.
+        let msg = fails(
+            "v.yaml",
+            "apiVersion: v9\nkind: Node\nmetadata: {name: a}\n",
+        );
+        assert!(
+            msg.contains("Node a") && msg.contains("\"v9\", expected v1"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn typed_lists_whose_items_lack_kind() {
+        // A sorted dump of the API's NodeList: its items name no kind, and
+        // the List's kind comes after them. File order is kept.
+        let o = read(
+            "nl.yaml",
+            "apiVersion: v1\nitems:\n- kind: Node\n  metadata: {name: a}\n- metadata: {name: b}\n  spec: {unschedulable: true}\n- kind: Node\n  metadata: {name: c}\n- metadata: {name: d}\nkind: NodeList\nmetadata: {resourceVersion: '1'}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            names(&o),
+            ["a items[0]", "b items[1]", "c items[2]", "d items[3]"]
+        );
+        assert_eq!(
+            o.nodes[1].0.spec.as_ref().unwrap().unschedulable,
+            Some(true)
+        );
+        // The kind first: items are typed as they come.
+        let o = read("k.yaml", "kind: NodeList\nitems:\n- metadata: {name: a}\n").unwrap();
+        assert_eq!(names(&o), ["a items[0]"]);
+        // Fields before kind, in and out of a List.
+        let o = read(
+            "late.yaml",
+            "items:\n- metadata: {name: a}\n  kind: Node\n- kind: Pod\n  metadata: {name: p}\n- spec: {}\n  metadata: {name: b}\n  kind: Node\nkind: List\n---\nmetadata: {name: c}\nkind: Node\n",
+        )
+        .unwrap();
+        assert_eq!(names(&o), ["a items[0]", "b items[2]", "c document 2"]);
+        assert_eq!(o.pods.len(), 1);
+        // Errors of an item read the second time still name it.
+        let msg = fails(
+            "late-bad.yaml",
+            "items:\n- metadata: {name: a}\n- metadata: {name: b}\n  spec: {unschedulable: 7}\nkind: NodeList\n",
+        );
+        assert!(
+            msg.contains("late-bad.yaml (items[1]): Node b: field spec.unschedulable")
+                && msg.contains("line 4"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn yaml_documents_are_numbered_and_errors_placed() {
+        let o = read(
+            "docs.yaml",
+            "%YAML 1.1\n---\n# nothing\n---\nkind: Node\nmetadata: {name: a}\n---\nkind: List\nitems:\n- kind: Node\n  metadata: {name: b}\n...\n---\nkind: Node\nmetadata:\n  name: c\n  annotations:\n    text: |\n      ---x\n      ...y\n",
+        )
+        .unwrap();
+        assert_eq!(names(&o), ["a ", "b document 2, items[0]", "c document 3"]);
+        let text = o.nodes[2].0.metadata.annotations.as_ref().unwrap()["text"].clone();
+        assert_eq!(text, "---x\n...y\n");
+        // A bad field in item 3 of the List in document 2: file, document,
+        // item, object, field and line.
+        let item = |i: usize, port: &str| {
+            format!(
+                "- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: web-{i}\n  spec:\n    containers:\n    - name: c\n      ports:\n      - containerPort: {port}\n"
+            )
+        };
+        let text = format!(
+            "kind: Node\nmetadata: {{name: a}}\n---\napiVersion: v1\nitems:\n{}{}{}{}kind: List\n",
+            item(0, "80"),
+            item(1, "80"),
+            item(2, "80"),
+            item(3, "eighty")
+        );
+        let msg = fails("bad.yaml", &text);
+        assert!(
+            msg.contains("bad.yaml (document 2, items[3]): Pod web-3: field spec.containers[0].ports[0].containerPort: invalid i32 at line 41, column 24"),
+            "{msg}"
+        );
+        // Syntax errors: the file's line, whatever the document.
+        let msg = fails(
+            "syntax.yaml",
+            "kind: Node\nmetadata: {name: a}\n---\nkind: Node\nmetadata: {name: b\n",
+        );
+        assert!(
+            msg.contains("syntax.yaml: invalid YAML in document 2 at line 5"),
+            "{msg}"
+        );
+        // Broken YAML further on in an object that failed its typed read
+        // is the error.
+        let msg = fails("cut.yaml", "kind: Pod\nmetadata: {name: [unclosed\n");
+        assert!(
+            msg.contains("cut.yaml: invalid YAML in document 1 at line"),
+            "{msg}"
+        );
+        let msg = fails("items.yaml", "kind: List\nitems: {a: 1}\n");
+        assert!(
+            msg.contains("items must be an array, found an object"),
+            "{msg}"
+        );
+        let msg = fails("scalar.yaml", "kind: List\nitems:\n- x\n");
+        assert!(
+            msg.contains("(items[0]): expected a Kubernetes object, found a string"),
+            "{msg}"
+        );
+        let msg = fails("kind.yaml", "kind: 5\n");
+        assert!(
+            msg.contains("kind must be a string, found a number"),
+            "{msg}"
+        );
+        let msg = fails("nokind.yaml", "metadata: {name: a}\n");
+        assert!(msg.contains("object has no \"kind\""), "{msg}");
+    }
+
+    #[test]
+    fn items_before_the_kind_of_no_list_are_an_error() {
+        // Items that came before `kind` were read as a List's: an object
+        // that turns out no List fails instead of having added them.
+        let msg = fails(
+            "nolist.yaml",
+            "items:\n- kind: Node\n  metadata: {name: a}\nkind: Node\nmetadata: {name: b}\n",
+        );
+        assert!(
+            msg.contains("nolist.yaml: items came before kind") && msg.contains("it is a Node"),
+            "{msg}"
+        );
+        let msg = fails(
+            "nolist2.yaml",
+            "items:\n- metadata: {name: a}\nkind: Service\n",
+        );
+        assert!(msg.contains("it is a Service"), "{msg}");
+        // Empty items read nothing: the object is what its kind says.
+        let o = read("empty.yaml", "items: []\nkind: Node\nmetadata: {name: b}\n").unwrap();
+        assert_eq!(names(&o), ["b "]);
+    }
+
+    #[test]
+    fn yaml_scalars_resolve_as_kubernetes_reads_them() {
+        let o = read(
+            "scalars.yaml",
+            "base: &base {team: a}\nkind: Node\nmetadata:\n  name: n\n  labels:\n    <<: *base\n    yes: yes\n    on: on\n    t: true\n    f: 1.0\n    o: 017\n    u: 1_000\n    x: 0x1F\nspec:\n  unschedulable: yes\nstatus:\n  capacity: {cpu: 1, memory: 1_000, pods: 017, gpu: 0.5}\n",
+        )
+        .unwrap();
+        let node = &o.nodes[0].0;
+        let labels = node.metadata.labels.as_ref().unwrap();
+        let got: Vec<(&str, &str)> = labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        // String fields keep the text; merge keys merge.
+        assert_eq!(
+            got,
+            [
+                ("f", "1.0"),
+                ("o", "017"),
+                ("on", "on"),
+                ("t", "true"),
+                ("team", "a"),
+                ("u", "1_000"),
+                ("x", "0x1F"),
+                ("yes", "yes")
+            ]
+        );
+        assert_eq!(node.spec.as_ref().unwrap().unschedulable, Some(true));
+        let cap = node.status.as_ref().unwrap().capacity.as_ref().unwrap();
+        // Quantities (int-or-string) resolve as YAML 1.1 numbers.
+        assert_eq!(cap["cpu"].0, "1");
+        assert_eq!(cap["memory"].0, "1000");
+        assert_eq!(cap["pods"].0, "15");
+        assert_eq!(cap["gpu"].0, "0.5");
+        // A quoted number in an int field is read as the number.
+        let o = read(
+            "port.yaml",
+            "kind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    ports:\n    - containerPort: \"80\"\n",
+        )
+        .unwrap();
+        let ports = o.pods[0].0.spec.as_ref().unwrap().containers[0]
+            .ports
+            .clone();
+        assert_eq!(ports.unwrap()[0].container_port, 80);
+        // Duplicate keys, a null label value and .inf where any value
+        // goes are errors.
+        let msg = fails("dup.yaml", "kind: Node\nmetadata: {name: a, name: b}\n");
+        assert!(
+            msg.contains("duplicate mapping key: name") && msg.contains("line 2"),
+            "{msg}"
+        );
+        let msg = fails(
+            "null.yaml",
+            "kind: Node\nmetadata: {name: a, labels: {x: ~}}\n",
+        );
+        assert!(msg.contains("Node a: field metadata.labels.x"), "{msg}");
+        let msg = fails(
+            "inf.yaml",
+            "kind: Node\nmetadata:\n  name: a\n  managedFields:\n  - fieldsV1: {x: .inf}\n",
+        );
+        assert!(
+            msg.contains("field metadata.managedFields[0].fieldsV1"),
+            "{msg}"
+        );
     }
 
     #[test]

@@ -279,8 +279,9 @@ mod tests {
 
     #[test]
     fn interest_follows_managed_resources() {
-        let c: ExtenderConfig = serde_yaml_ng::from_str(
+        let c: ExtenderConfig = serde_saphyr::from_str_with_options(
             "{urlPrefix: 'http://127.0.0.1:1', filterVerb: f, managedResources: [{name: example.com/gpu}]}",
+            crate::input::yaml::options(),
         )
         .unwrap();
         let e = HttpExtender::new(&c).unwrap();
