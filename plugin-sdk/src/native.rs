@@ -18,7 +18,7 @@ pub trait DynPredicate: Send + Sync {
     fn filter(&self, pod: &Pod, state: &PodState, node: &Node) -> Status;
     /// `filter` over `nodes` in order, rejections pushed as (index,
     /// status): one virtual call and one state downcast per batch, not per
-    /// node (they were a sixth of a native cycle). `progress` holds the
+    /// node (native cycles ×1.2 faster, BENCHMARKS.md). `progress` holds the
     /// index being filtered, so that a panic can name its node.
     fn filter_batch(
         &self,
