@@ -230,7 +230,7 @@ fn cluster_objects(
 pub fn compare(expect: &Expect, got: &CycleOutcome) -> Vec<String> {
     let mut diffs = Vec::new();
     let want: BTreeSet<&str> = expect.feasible.iter().map(String::as_str).collect();
-    let have: BTreeSet<&str> = got.feasible_nodes.iter().map(|n| &**n).collect();
+    let have: BTreeSet<&str> = got.feasible_nodes().map(|n| &**n).collect();
     if want != have {
         diffs.push(format!("feasible: expected {want:?}, got {have:?}"));
     }

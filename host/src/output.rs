@@ -14,7 +14,7 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
         s,
         "pod {}: {} feasible node(s); evaluated {} of {} (numFeasibleNodesToFind {}), next start index {}",
         printable(&o.pod),
-        o.feasible_nodes.len(),
+        o.feasible.len(),
         o.nodes_evaluated,
         o.num_all_nodes,
         o.num_feasible_nodes_to_find,
@@ -26,21 +26,22 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
     for e in &o.ignored_errors {
         let _ = writeln!(s, "ignored error: {}", printable(e));
     }
-    if !o.feasible_nodes.is_empty() {
-        let shown = cap(o.feasible_nodes.len());
-        let names: Vec<Cow<str>> = o.feasible_nodes[..shown]
-            .iter()
+    if !o.feasible.is_empty() {
+        let shown = cap(o.feasible.len());
+        let names: Vec<Cow<str>> = o
+            .feasible_nodes()
+            .take(shown)
             .map(|n| printable(n))
             .collect();
         let _ = write!(s, "feasible: {}", names.join(", "));
-        if shown < o.feasible_nodes.len() {
-            let _ = write!(s, ", ... ({} more)", o.feasible_nodes.len() - shown);
+        if shown < o.feasible.len() {
+            let _ = write!(s, ", ... ({} more)", o.feasible.len() - shown);
         }
         s.push('\n');
     }
-    if !o.statuses.is_empty() {
+    if !o.rejected.is_empty() {
         let mut rows: Vec<(&str, &crate::engine::diagnosis::NodeStatus)> =
-            o.statuses.iter().map(|(n, st)| (&**n, st)).collect();
+            o.statuses().map(|(n, st)| (&**n, st)).collect();
         rows.sort_by(|a, b| a.0.cmp(b.0));
         rows.truncate(cap(rows.len()));
         // Names and reasons come from input files and plugins: escaped, so
@@ -70,11 +71,11 @@ pub fn table(o: &CycleOutcome, limit: usize) -> String {
                 "{node:w_node$}  {code:w_code$}  {plugin:w_plugin$}  {reasons}"
             );
         }
-        if rows.len() < o.statuses.len() {
+        if rows.len() < o.rejected.len() {
             let _ = writeln!(
                 s,
                 "... {} more rejected node(s) (use --limit 0 or -o json)",
-                o.statuses.len() - rows.len()
+                o.rejected.len() - rows.len()
             );
         }
     }

@@ -133,7 +133,7 @@ fn early_stop_evaluates_only_what_is_needed() {
         // feasible nodes; n421, one feasible node too many, stops the search
         // and is dropped, as in kube-scheduler.
         assert_eq!(o.num_feasible_nodes_to_find, 420);
-        assert_eq!(o.feasible_nodes.len(), 420, "parallelism {parallelism}");
+        assert_eq!(o.feasible.len(), 420, "parallelism {parallelism}");
         assert_eq!(o.nodes_evaluated, 421, "parallelism {parallelism}");
         assert_eq!(o.next_start_node_index, 421);
         assert!(o.message.is_none());
@@ -153,15 +153,16 @@ fn round_robin_continues_where_the_last_cycle_stopped() {
     // percentage 10 of 1000 = 100 feasible; 2 of every 3 nodes pass, so
     // n149 is the 100th feasible node; n150 is still checked (rejected,
     // counted) and n151, feasible, stops the search uncounted.
-    assert_eq!(first.feasible_nodes.len(), 100);
-    assert_eq!(&*first.feasible_nodes[0], "n1");
-    assert_eq!(&*first.feasible_nodes[99], "n149");
+    assert_eq!(first.feasible.len(), 100);
+    assert_eq!(&**first.name(first.feasible[0]), "n1");
+    assert_eq!(&**first.name(first.feasible[99]), "n149");
     assert!(first.status("n150").is_some());
     assert_eq!(first.nodes_evaluated, 151);
     assert_eq!(first.next_start_node_index, 151);
     let second = e.find_nodes_that_fit(&snap, pod());
     assert_eq!(
-        &*second.feasible_nodes[0], "n151",
+        &**second.name(second.feasible[0]),
+        "n151",
         "starts where the first stopped"
     );
     assert!(second.status("n0").is_none());
@@ -198,8 +199,8 @@ fn results_do_not_depend_on_parallelism() {
         let a = run(1);
         let b = run(16);
         for (x, y) in a.iter().zip(&b) {
-            assert_eq!(x.feasible_nodes, y.feasible_nodes, "{percentage}%");
-            assert_eq!(x.statuses, y.statuses, "{percentage}%");
+            assert_eq!(x.feasible, y.feasible, "{percentage}%");
+            assert_eq!(x.rejected, y.rejected, "{percentage}%");
             assert_eq!(x.next_start_node_index, y.next_start_node_index);
             assert_eq!(x.nodes_evaluated, y.nodes_evaluated, "{percentage}%");
         }
@@ -282,7 +283,7 @@ fn an_error_aborts_the_cycle_and_is_not_a_rejection() {
         err.contains("FailsOnN3") && err.contains("backend unavailable"),
         "{err}"
     );
-    assert!(o.feasible_nodes.is_empty(), "a failed cycle places nothing");
+    assert!(o.feasible.is_empty(), "a failed cycle places nothing");
     assert!(o.message.is_none(), "an Error is not a FitError");
     assert_eq!(o.status("n3").unwrap().code(), Code::Error);
     // Nodes after the failing one were not committed; the failing node is
@@ -298,7 +299,7 @@ fn an_ignorable_plugin_error_lets_nodes_pass() {
     let mut e = engine(vec![plugin::<FailsOnN3>("{}", true)], 100, 2, false);
     let o = e.find_nodes_that_fit(&snap, pod());
     assert!(o.error.is_none());
-    assert_eq!(o.feasible_nodes.len(), 6);
+    assert_eq!(o.feasible.len(), 6);
     assert_eq!(o.ignored_errors.len(), 1, "{:?}", o.ignored_errors);
 }
 

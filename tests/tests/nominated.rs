@@ -120,7 +120,11 @@ fn a_contract_0_1_plugin_sees_the_nominated_node_in_a_scratch_slot_and_only_that
     let mut state = cluster(2, 1);
     let snapshot = state.snapshot();
     let out = engine.find_nodes_that_fit(&snapshot, incoming(0));
-    assert_eq!(out.feasible_nodes, vec![Arc::<str>::from("n1")], "{out:?}");
+    assert_eq!(
+        out.feasible_nodes().map(|n| &**n).collect::<Vec<_>>(),
+        ["n1"],
+        "{out:?}"
+    );
     assert_eq!(out.status("n0").unwrap().reasons(), ["scratch"]);
     // Two nodes synced once, plus the scratch copy of n0 and n0 again to
     // restore the table.
@@ -131,7 +135,7 @@ fn a_contract_0_1_plugin_sees_the_nominated_node_in_a_scratch_slot_and_only_that
     assert_eq!(plugin.nodes_sent(), 6);
     // A pod of higher priority than the nominated one: no first pass.
     let out = engine.find_nodes_that_fit(&snapshot, incoming(1000));
-    assert_eq!(out.feasible_nodes.len(), 2, "{out:?}");
+    assert_eq!(out.feasible.len(), 2, "{out:?}");
     assert_eq!(plugin.nodes_sent(), 6);
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -145,7 +149,7 @@ fn nominations_coming_and_going_resync_no_node_into_a_contract_0_3_plugin() {
 
     let mut state = cluster(500, 0);
     let out = engine.find_nodes_that_fit(&state.snapshot(), incoming(0));
-    assert_eq!(out.feasible_nodes.len(), 500);
+    assert_eq!(out.feasible.len(), 500);
     let synced = plugin.nodes_sent();
     assert_eq!(synced, 500);
 
@@ -155,7 +159,7 @@ fn nominations_coming_and_going_resync_no_node_into_a_contract_0_3_plugin() {
     }
     assert_eq!(state.nominated_count(), 50);
     let out = engine.find_nodes_that_fit(&state.snapshot(), incoming(0));
-    assert_eq!(out.feasible_nodes.len(), 450, "{:?}", out.message);
+    assert_eq!(out.feasible.len(), 450, "{:?}", out.message);
     assert_eq!(
         out.status("n0").unwrap().reasons(),
         ["Insufficient cpu"],
@@ -165,7 +169,7 @@ fn nominations_coming_and_going_resync_no_node_into_a_contract_0_3_plugin() {
     for i in 0..50 {
         assert!(state.remove_pod_key(&format!("default/victor-{i}")));
         let out = engine.find_nodes_that_fit(&state.snapshot(), incoming(0));
-        assert_eq!(out.feasible_nodes.len(), 451 + i, "{:?}", out.message);
+        assert_eq!(out.feasible.len(), 451 + i, "{:?}", out.message);
     }
     assert_eq!(plugin.nodes_sent(), synced, "nominations resent nodes");
 }

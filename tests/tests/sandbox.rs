@@ -60,7 +60,7 @@ fn a_well_behaved_fixture_passes_every_node() {
         .unwrap();
     let mut engine = Engine::new(plugins, EngineOptions::default()).unwrap();
     let o = engine.find_nodes_that_fit(&snapshot(3), pod());
-    assert_eq!(o.feasible_nodes.len(), 3, "{:?}", o.error);
+    assert_eq!(o.feasible.len(), 3, "{:?}", o.error);
 }
 
 #[test]
@@ -109,18 +109,17 @@ fn a_trap_is_an_error_naming_the_plugin_and_the_instance_is_replaced() {
     // A trap fails the whole batch call: its nodes get Error statuses.
     assert!(
         failed
-            .statuses
-            .iter()
+            .statuses()
             .any(|(_, s)| s.code() == sift_sdk::Code::Error),
         "{:?}",
-        failed.statuses
+        failed.rejected
     );
-    assert!(failed.feasible_nodes.is_empty());
+    assert!(failed.feasible.is_empty());
     // The host carries on with a fresh instance.
     let again = engine.find_nodes_that_fit(&one, pod());
     assert!(again.error.is_none(), "{:?}", again.error);
-    assert_eq!(again.feasible_nodes.len(), 1);
-    assert_eq!(&*again.feasible_nodes[0], "n0");
+    assert_eq!(again.feasible.len(), 1);
+    assert_eq!(&**again.name(again.feasible[0]), "n0");
 }
 
 #[test]

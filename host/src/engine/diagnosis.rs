@@ -3,21 +3,41 @@
 
 use serde::Serialize;
 use sift_sdk::{Code, Status};
-use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// A node's verdict: the status a plugin gave and which plugin gave it.
-/// Cheap to clone: nodes rejected for the same reason share the status.
+/// Cheap to clone: nodes rejected for the same reason share the status,
+/// and plugin names are interned ([`plugin_name`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct NodeStatus {
-    pub plugin: Option<Arc<str>>,
+    pub plugin: Option<&'static str>,
     pub status: Arc<Status>,
+}
+
+/// A plugin's (or extender's) name as a `&'static str`. A cycle records one
+/// status per rejected node, each naming its plugin; a refcounted name cost
+/// two atomic operations per rejected node, and its count's cache line
+/// bounced between the cores (BENCHMARKS.md). Each distinct name is leaked
+/// once: as many as plugins and extenders ever configured.
+pub fn plugin_name(name: &str) -> &'static str {
+    static NAMES: OnceLock<Mutex<HashSet<&'static str>>> = OnceLock::new();
+    let mut names = NAMES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(&interned) = names.get(name) {
+        return interned;
+    }
+    let interned: &'static str = Box::leak(name.into());
+    names.insert(interned);
+    interned
 }
 
 impl NodeStatus {
     pub fn new(plugin: Option<&str>, status: Status) -> NodeStatus {
         NodeStatus {
-            plugin: plugin.map(Arc::from),
+            plugin: plugin.map(plugin_name),
             status: Arc::new(status),
         }
     }
@@ -31,7 +51,7 @@ impl NodeStatus {
     }
 
     pub fn plugin(&self) -> Option<&str> {
-        self.plugin.as_deref()
+        self.plugin
     }
 
     /// kube-scheduler's `Status.Message()`: the reasons joined by ", ".
@@ -58,7 +78,8 @@ impl Serialize for NodeStatus {
 /// rejected wholesale by one).
 #[derive(Clone, Debug, Default)]
 pub struct Diagnosis {
-    pub explicit: Vec<(Arc<str>, NodeStatus)>,
+    /// By slot in the cycle's snapshot.
+    pub explicit: Vec<(u32, NodeStatus)>,
     pub absent: Option<NodeStatus>,
     /// Set when a prepare step rejected the pod: the message replaces the
     /// reason histogram.
@@ -120,13 +141,12 @@ mod tests {
     fn histogram_sorts_as_strings() {
         let mut d = Diagnosis::default();
         for i in 0..10 {
-            d.explicit
-                .push((format!("a{i}").into(), status(&["Insufficient cpu"])));
+            d.explicit.push((i, status(&["Insufficient cpu"])));
         }
         d.explicit
-            .push(("b".into(), status(&["node(s) were unschedulable"])));
+            .push((10, status(&["node(s) were unschedulable"])));
         d.explicit
-            .push(("c".into(), status(&["node(s) were unschedulable"])));
+            .push((11, status(&["node(s) were unschedulable"])));
         assert_eq!(
             d.fit_error_message(12),
             "0/12 nodes are available: 10 Insufficient cpu, 2 node(s) were unschedulable."
@@ -136,10 +156,8 @@ mod tests {
     #[test]
     fn each_reason_of_a_node_counts_and_absent_nodes_count() {
         let mut d = Diagnosis::default();
-        d.explicit.push((
-            "a".into(),
-            status(&["Insufficient cpu", "Insufficient memory"]),
-        ));
+        d.explicit
+            .push((0, status(&["Insufficient cpu", "Insufficient memory"])));
         d.absent = Some(status(&["node(s) didn't satisfy plugin(s) [NodeAffinity]"]));
         assert_eq!(
             d.fit_error_message(4),

@@ -44,11 +44,12 @@ pub trait Extender: Send + Sync {
     fn weight(&self) -> i64;
 }
 
-/// What the extenders decided for a cycle's feasible nodes.
+/// What the extenders decided for a cycle's feasible nodes (slots of the
+/// cycle's snapshot).
 pub struct ExtenderPass {
-    pub feasible: Vec<Arc<str>>,
+    pub feasible: Vec<u32>,
     /// Statuses for the nodes they rejected, to set in NodeToStatus.
-    pub statuses: Vec<(Arc<str>, NodeStatus)>,
+    pub statuses: Vec<(u32, NodeStatus)>,
     /// Errors of ignorable extenders, skipped.
     pub ignored_errors: Vec<String>,
 }
@@ -59,11 +60,20 @@ pub struct ExtenderPass {
 /// ignorable. A node an extender lists as failed gets its message as an
 /// Unschedulable status (UnschedulableAndUnresolvable from
 /// `FailedAndUnresolvableNodes`), whatever status it had.
+///
+/// Extenders see names. A failed node that is not in the snapshot is
+/// dropped (upstream would count it in the FitError message); the
+/// feasible ones are checked by the client (`plugins::extender`).
 pub fn pass_extenders(
     extenders: &[Arc<dyn Extender>],
     cycle: &Cycle,
-    mut feasible: Vec<Arc<str>>,
+    feasible: Vec<u32>,
 ) -> Result<ExtenderPass, String> {
+    let snapshot = &cycle.snapshot;
+    let mut feasible: Vec<Arc<str>> = feasible
+        .into_iter()
+        .map(|s| snapshot.name(s).clone())
+        .collect();
     let mut statuses = Vec::new();
     let mut ignored_errors = Vec::new();
     for ext in extenders {
@@ -86,24 +96,26 @@ pub fn pass_extenders(
             NodeStatus::new(Some(ext.name()), Status::new(code, [msg.to_string()]))
         };
         for (node, msg) in &answer.failed_and_unresolvable {
-            statuses.push((
-                Arc::from(node.as_str()),
-                status(sift_sdk::Code::UnschedulableAndUnresolvable, msg),
-            ));
+            if let Some(slot) = snapshot.slot_of(node) {
+                let st = status(sift_sdk::Code::UnschedulableAndUnresolvable, msg);
+                statuses.push((slot, st));
+            }
         }
         for (node, msg) in &answer.failed {
             if answer.failed_and_unresolvable.contains_key(node) {
                 continue;
             }
-            statuses.push((
-                Arc::from(node.as_str()),
-                status(sift_sdk::Code::Unschedulable, msg),
-            ));
+            if let Some(slot) = snapshot.slot_of(node) {
+                statuses.push((slot, status(sift_sdk::Code::Unschedulable, msg)));
+            }
         }
         feasible = answer.feasible;
     }
     Ok(ExtenderPass {
-        feasible,
+        feasible: feasible
+            .iter()
+            .filter_map(|n| snapshot.slot_of(n))
+            .collect(),
         statuses,
         ignored_errors,
     })

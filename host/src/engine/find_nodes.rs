@@ -10,7 +10,7 @@
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::NominatedPass;
 use crate::config::{EngineOptions, check_parallelism};
-use crate::engine::diagnosis::{Diagnosis, NodeStatus};
+use crate::engine::diagnosis::{Diagnosis, NodeStatus, plugin_name};
 use crate::engine::extender::{Extender, pass_extenders};
 use crate::engine::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
 use crate::engine::sampling::num_feasible_nodes_to_find;
@@ -23,24 +23,27 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 /// What one cycle found.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+///
+/// Nodes are named by their slot in the cycle's snapshot, which the outcome
+/// holds: a cycle lists hundreds of nodes, and a refcounted name per node
+/// cost two atomic operations each, a fifth of a native cycle
+/// (BENCHMARKS.md). [`CycleOutcome::feasible_nodes`] and
+/// [`CycleOutcome::statuses`] give the names.
+#[derive(Clone)]
 pub struct CycleOutcome {
     /// namespace/name of the pod.
     pub pod: String,
-    /// Feasible nodes, in the order they were found.
-    pub feasible_nodes: Vec<Arc<str>>,
-    /// Statuses of the nodes that did not pass (a JSON object by node name).
-    #[serde(serialize_with = "statuses_by_name")]
-    pub statuses: Vec<(Arc<str>, NodeStatus)>,
+    /// The snapshot whose slots `feasible` and `rejected` hold.
+    snapshot: Arc<Snapshot>,
+    /// Feasible nodes (slots), in the order they were found.
+    pub feasible: Vec<u32>,
+    /// Statuses of the nodes that did not pass, by slot.
+    pub rejected: Vec<(u32, NodeStatus)>,
     /// kube-scheduler's FitError message when no node is feasible.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// Set when a plugin failed and the cycle was aborted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// Errors of `ignorable` plugins that were ignored.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub ignored_errors: Vec<String>,
     pub nodes_evaluated: usize,
     pub num_all_nodes: usize,
@@ -50,21 +53,99 @@ pub struct CycleOutcome {
 }
 
 impl CycleOutcome {
+    fn new(pod: String, snapshot: Arc<Snapshot>, start: usize, num_all_nodes: usize) -> Self {
+        CycleOutcome {
+            pod,
+            snapshot,
+            feasible: Vec::new(),
+            rejected: Vec::new(),
+            message: None,
+            error: None,
+            ignored_errors: Vec::new(),
+            nodes_evaluated: 0,
+            num_all_nodes,
+            num_feasible_nodes_to_find: 0,
+            next_start_node_index: start,
+        }
+    }
+
+    /// The snapshot the cycle ran on.
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        &self.snapshot
+    }
+
+    /// The name of a node of this outcome.
+    pub fn name(&self, slot: u32) -> &Arc<str> {
+        self.snapshot.name(slot)
+    }
+
+    /// The feasible nodes' names, in the order they were found.
+    pub fn feasible_nodes(&self) -> impl ExactSizeIterator<Item = &Arc<str>> + Clone + '_ {
+        self.feasible.iter().map(|&s| self.snapshot.name(s))
+    }
+
+    /// The rejected nodes' names and statuses.
+    pub fn statuses(&self) -> impl ExactSizeIterator<Item = (&Arc<str>, &NodeStatus)> + '_ {
+        self.rejected
+            .iter()
+            .map(|(s, st)| (self.snapshot.name(*s), st))
+    }
+
     /// The status of a node, if it did not pass.
     pub fn status(&self, node: &str) -> Option<&NodeStatus> {
-        self.statuses
+        let slot = self.snapshot.slot_of(node)?;
+        self.rejected
             .iter()
-            .find(|(n, _)| &**n == node)
-            .map(|(_, s)| s)
+            .find(|(s, _)| *s == slot)
+            .map(|(_, st)| st)
+    }
+
+    /// What `-o json` prints, with node names.
+    fn wire(&self) -> WireOutcome<'_> {
+        WireOutcome {
+            pod: &self.pod,
+            feasible_nodes: self.feasible_nodes().map(|n| &**n).collect(),
+            statuses: self.statuses().map(|(n, st)| (&**n, st)).collect(),
+            message: self.message.as_deref(),
+            error: self.error.as_deref(),
+            ignored_errors: &self.ignored_errors,
+            nodes_evaluated: self.nodes_evaluated,
+            num_all_nodes: self.num_all_nodes,
+            num_feasible_nodes_to_find: self.num_feasible_nodes_to_find,
+            next_start_node_index: self.next_start_node_index,
+        }
     }
 }
 
-fn statuses_by_name<S: serde::Serializer>(
-    statuses: &[(Arc<str>, NodeStatus)],
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    let sorted: BTreeMap<&str, &NodeStatus> = statuses.iter().map(|(n, st)| (&**n, st)).collect();
-    s.collect_map(sorted)
+/// A [`CycleOutcome`] with names: statuses as a JSON object by node name.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct WireOutcome<'a> {
+    pod: &'a str,
+    feasible_nodes: Vec<&'a str>,
+    statuses: BTreeMap<&'a str, &'a NodeStatus>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    ignored_errors: &'a [String],
+    nodes_evaluated: usize,
+    num_all_nodes: usize,
+    num_feasible_nodes_to_find: usize,
+    next_start_node_index: usize,
+}
+
+impl Serialize for CycleOutcome {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.wire().serialize(s)
+    }
+}
+
+impl std::fmt::Debug for CycleOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.wire().fmt(f)
+    }
 }
 
 /// Which nodes a cycle considers.
@@ -78,7 +159,8 @@ enum Scope<'a> {
 
 /// A prepared plugin taking part in the filter step.
 struct Active<'a> {
-    name: Arc<str>,
+    /// Interned: every rejection names its plugin, without a refcount.
+    name: &'static str,
     ignorable: bool,
     filter: Box<dyn BatchFilter + 'a>,
 }
@@ -253,18 +335,7 @@ impl Engine {
         let num_all_nodes = all.len();
         let sampled = matches!(scope, Scope::Sampled { .. });
         let cycle = Cycle::new(pod, snapshot.clone());
-        let mut out = CycleOutcome {
-            pod: pod_key,
-            feasible_nodes: Vec::new(),
-            statuses: Vec::new(),
-            message: None,
-            error: None,
-            ignored_errors: Vec::new(),
-            nodes_evaluated: 0,
-            num_all_nodes,
-            num_feasible_nodes_to_find: 0,
-            next_start_node_index: start,
-        };
+        let mut out = CycleOutcome::new(pod_key, snapshot.clone(), start, num_all_nodes);
         if num_all_nodes == 0 {
             out.error = Some("no nodes available to schedule pods".into());
             return out;
@@ -289,10 +360,7 @@ impl Engine {
                     absent: Some(status.clone()),
                 };
                 out.message = Some(diagnosis.fit_error_message(num_all_nodes));
-                out.statuses = all
-                    .iter()
-                    .map(|&s| (snapshot.name(s).clone(), status.clone()))
-                    .collect();
+                out.rejected = all.iter().map(|&s| (s, status.clone())).collect();
                 return out;
             }
         };
@@ -302,11 +370,12 @@ impl Engine {
         // that node first, whatever the prepare steps kept, and takes it if
         // it fits (upstream's `evaluateNominatedNode`); nothing moves the
         // round-robin start then.
+        let nominated_slot = snapshot.slot_of(&cycle.pod.nominated_node_name);
         if let Scope::Sampled { .. } = scope
-            && let Some(slot) = snapshot.slot_of(&cycle.pod.nominated_node_name)
+            && let Some(slot) = nominated_slot
         {
             let mut first = CycleOutcome {
-                statuses: Vec::new(),
+                rejected: Vec::new(),
                 error: None,
                 ignored_errors: Vec::new(),
                 ..out.clone()
@@ -330,7 +399,7 @@ impl Engine {
             if first.error.is_none() {
                 out.ignored_errors.append(&mut first.ignored_errors);
                 if !found.is_empty() {
-                    out.feasible_nodes = found;
+                    out.feasible = found;
                     out.nodes_evaluated = 1;
                     out.num_feasible_nodes_to_find = 1;
                     return out;
@@ -379,32 +448,30 @@ impl Engine {
         );
         // The nominated node, if tried first and reached again, keeps its
         // later status (upstream's NodeToStatus is a map).
-        keep_last_status(&mut diagnosis.explicit, &cycle.pod.nominated_node_name);
+        keep_last_status(&mut diagnosis.explicit, nominated_slot);
         let processed = found.len() + diagnosis.explicit.len();
         out.next_start_node_index = (start + processed) % num_all_nodes;
         out.nodes_evaluated = processed;
-        out.feasible_nodes = found;
-        if sampled && out.error.is_none() && !out.feasible_nodes.is_empty() {
+        out.feasible = found;
+        if sampled && out.error.is_none() && !out.feasible.is_empty() {
             self.run_extenders(&cycle, &mut diagnosis, &mut out);
         }
 
         if let (Some(absent), Some((kept, _))) = (&diagnosis.absent, &narrowed) {
-            let explicit: std::collections::HashSet<&str> =
-                diagnosis.explicit.iter().map(|(n, _)| &**n).collect();
+            let explicit: std::collections::HashSet<u32> =
+                diagnosis.explicit.iter().map(|(s, _)| *s).collect();
             for &slot in all {
-                let name = snapshot.name(slot);
-                if !kept.contains(&**name) && !explicit.contains(&**name) {
-                    out.statuses
-                        .push((snapshot.name(slot).clone(), absent.clone()));
+                if !kept.contains(&**snapshot.name(slot)) && !explicit.contains(&slot) {
+                    out.rejected.push((slot, absent.clone()));
                 }
             }
         }
         if out.error.is_some() {
-            out.feasible_nodes.clear();
-        } else if out.feasible_nodes.is_empty() {
+            out.feasible.clear();
+        } else if out.feasible.is_empty() {
             out.message = Some(diagnosis.fit_error_message(num_all_nodes));
         }
-        out.statuses.append(&mut diagnosis.explicit);
+        out.rejected.append(&mut diagnosis.explicit);
         out
     }
 
@@ -414,14 +481,15 @@ impl Engine {
         if self.extenders.is_empty() {
             return;
         }
-        let feasible = std::mem::take(&mut out.feasible_nodes);
+        let feasible = std::mem::take(&mut out.feasible);
         match pass_extenders(&self.extenders, cycle, feasible) {
             Ok(pass) => {
-                out.feasible_nodes = pass.feasible;
+                out.feasible = pass.feasible;
                 out.ignored_errors.extend(pass.ignored_errors);
                 if !pass.statuses.is_empty() {
                     diagnosis.explicit.extend(pass.statuses);
-                    keep_last_status(&mut diagnosis.explicit, &cycle.pod.nominated_node_name);
+                    let nominated = cycle.snapshot.slot_of(&cycle.pod.nominated_node_name);
+                    keep_last_status(&mut diagnosis.explicit, nominated);
                 }
             }
             Err(e) => out.error = Some(e),
@@ -438,8 +506,7 @@ impl Engine {
         active: &[Active<'_>],
         diagnosis: &mut Diagnosis,
         out: &mut CycleOutcome,
-    ) -> Vec<Arc<str>> {
-        let snapshot = &cycle.snapshot;
+    ) -> Vec<u32> {
         let n = nodes.len();
         let mut feasible = Vec::new();
         if n == 0 {
@@ -498,14 +565,13 @@ impl Engine {
                     *first = eval(chunks[0]);
                 });
             }
-            for (slot, verdict) in slots.iter().zip(results.into_iter().flatten()) {
+            for (&slot, verdict) in slots.iter().zip(results.into_iter().flatten()) {
                 next += 1;
-                let name = snapshot.name(*slot);
                 match verdict {
                     Verdict::Feasible { .. } if feasible.len() >= to_find => break 'waves,
                     Verdict::Feasible { ignored } => {
                         out.ignored_errors.extend(ignored);
-                        feasible.push(name.clone());
+                        feasible.push(slot);
                     }
                     Verdict::Rejected(status) if status.code() == Code::Error => {
                         // Reported, but like upstream not counted as processed.
@@ -514,10 +580,10 @@ impl Engine {
                             "running {plugin:?} filter plugin: {}",
                             status.message()
                         ));
-                        out.statuses.push((name.clone(), status));
+                        out.rejected.push((slot, status));
                         break 'waves;
                     }
-                    Verdict::Rejected(status) => diagnosis.explicit.push((name.clone(), status)),
+                    Verdict::Rejected(status) => diagnosis.explicit.push((slot, status)),
                 }
             }
         }
@@ -567,7 +633,7 @@ fn pre_filter<'a>(
             }
         };
         let active_plugin = Active {
-            name: Arc::from(name),
+            name: plugin_name(name),
             ignorable: cp.ignorable,
             filter: prepared.filter,
         };
@@ -653,16 +719,16 @@ pub fn full_objects(plugins: &[ConfiguredPlugin]) -> crate::input::kube::FullObj
 /// reached again (and then rejected by an extender): only its statuses can
 /// repeat, so only they are looked for (a map of every status per cycle
 /// cost a quarter of the host's filter time).
-fn keep_last_status(statuses: &mut Vec<(Arc<str>, NodeStatus)>, node: &str) {
-    if node.is_empty() {
+fn keep_last_status(statuses: &mut Vec<(u32, NodeStatus)>, node: Option<u32>) {
+    let Some(node) = node else {
         return;
-    }
-    let Some(last) = statuses.iter().rposition(|(n, _)| &**n == node) else {
+    };
+    let Some(last) = statuses.iter().rposition(|(n, _)| *n == node) else {
         return;
     };
     let mut i = 0;
     statuses.retain(|(n, _)| {
-        let keep = i == last || &**n != node;
+        let keep = i == last || *n != node;
         i += 1;
         keep
     });
@@ -670,13 +736,7 @@ fn keep_last_status(statuses: &mut Vec<(Arc<str>, NodeStatus)>, node: &str) {
 
 /// Records one plugin's status for a node in its verdict; whether the node
 /// is now rejected.
-/// `name` is the plugin's name as this task holds it (see [`evaluate`]).
-fn record(
-    verdict: &mut Verdict,
-    plugin: &Active<'_>,
-    name: &Arc<str>,
-    status: Arc<Status>,
-) -> bool {
+fn record(verdict: &mut Verdict, plugin: &Active<'_>, status: Arc<Status>) -> bool {
     if status.code == Code::Success {
         return false;
     }
@@ -693,7 +753,7 @@ fn record(
         return false;
     }
     let new = NodeStatus {
-        plugin: Some(name.clone()),
+        plugin: Some(plugin.name),
         status,
     };
     *verdict = match std::mem::replace(
@@ -729,25 +789,20 @@ fn evaluate(
         })
         .collect();
     let mut candidates: Vec<usize> = (0..slots.len()).collect();
-    // Each rejection holds its plugin's name. Cloning one shared Arc from
-    // every task bounced its count's cache line between the cores on
-    // every rejected node: two threads ran no faster than one (BENCHMARKS.md).
-    // A copy per task keeps those counts core-local.
-    let names: Vec<Arc<str>> = active.iter().map(|a| Arc::from(&*a.name)).collect();
     if !nominated.is_empty() {
         candidates.retain(|&i| {
             let Some(pass) = nominated.get(&slots[i]) else {
                 return true;
             };
             let mut rejected = false;
-            for (a, name) in active.iter().zip(&names) {
+            for a in active {
                 let started = Instant::now();
                 let result = a.filter.filter_nominated(slots[i], pass);
                 if let Some(o) = observer {
-                    o.plugin_call(&a.name, "Filter", result.is_ok(), started.elapsed());
+                    o.plugin_call(a.name, "Filter", result.is_ok(), started.elapsed());
                 }
                 let status = result.unwrap_or_else(|e| Status::error(e.message));
-                rejected |= record(&mut verdicts[i], a, name, Arc::new(status));
+                rejected |= record(&mut verdicts[i], a, Arc::new(status));
                 if rejected && !check_all {
                     break;
                 }
@@ -758,7 +813,7 @@ fn evaluate(
     let mut batch: Vec<u32> = Vec::with_capacity(slots.len());
     let mut rejections: Vec<(u32, Arc<Status>)> = Vec::new();
     let mut rejected: Vec<bool> = Vec::with_capacity(slots.len());
-    for (a, name) in active.iter().zip(&names) {
+    for a in active {
         if candidates.is_empty() {
             break;
         }
@@ -768,7 +823,7 @@ fn evaluate(
         let started = Instant::now();
         let result = a.filter.filter(&batch, &mut rejections);
         if let Some(o) = observer {
-            o.plugin_call(&a.name, "Filter", result.is_ok(), started.elapsed());
+            o.plugin_call(a.name, "Filter", result.is_ok(), started.elapsed());
         }
         if let Err(e) = result {
             // The whole batch failed (trap, deadline...): an Error for each.
@@ -782,7 +837,7 @@ fn evaluate(
             let Some(&pos) = candidates.get(index as usize) else {
                 continue; // a plugin naming a node it was not asked about
             };
-            if record(&mut verdicts[pos], a, name, status) {
+            if record(&mut verdicts[pos], a, status) {
                 rejected[index as usize] = true;
             }
         }
@@ -803,7 +858,7 @@ fn evaluate(
 fn merge(prev: NodeStatus, next: NodeStatus) -> NodeStatus {
     let reasons = prev.reasons().iter().chain(next.reasons()).cloned();
     NodeStatus {
-        plugin: prev.plugin.clone(),
+        plugin: prev.plugin,
         status: Arc::new(Status::new(more_severe(prev.code(), next.code()), reasons)),
     }
 }

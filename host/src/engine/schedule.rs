@@ -136,7 +136,7 @@ impl Scheduler {
     /// Filters, scores, selects and reserves for `pod` on `snapshot`.
     pub fn schedule(&mut self, snapshot: &Arc<Snapshot>, pod: Pod) -> Attempt {
         let filter = self.engine.find_nodes_that_fit(snapshot, pod.clone());
-        if filter.error.is_some() || filter.feasible_nodes.is_empty() {
+        if filter.error.is_some() || filter.feasible.is_empty() {
             return Attempt {
                 filter,
                 decision: None,
@@ -144,11 +144,8 @@ impl Scheduler {
             };
         }
         let cycle = Cycle::new(pod, snapshot.clone());
-        let feasible = filter.feasible_nodes.clone();
-        let slots: Vec<u32> = feasible
-            .iter()
-            .filter_map(|n| snapshot.slot_of(n))
-            .collect();
+        let slots = filter.feasible.clone();
+        let feasible: Vec<Arc<str>> = filter.feasible_nodes().cloned().collect();
         match self.decide(&cycle, feasible, slots) {
             Ok(decision) => Attempt {
                 filter,

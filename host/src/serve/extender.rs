@@ -49,7 +49,7 @@ pub fn filter_result(
         result.error = error.clone();
         return result;
     }
-    for (name, status) in &outcome.statuses {
+    for (name, status) in outcome.statuses() {
         let message = status.reasons().join(", ");
         let map = if status.code() == Code::UnschedulableAndUnresolvable {
             &mut result.failed_and_unresolvable_nodes
@@ -61,7 +61,7 @@ pub fn filter_result(
     match nodes {
         Some(objects) => {
             let feasible: std::collections::HashSet<&str> =
-                outcome.feasible_nodes.iter().map(|n| &**n).collect();
+                outcome.feasible_nodes().map(|n| &**n).collect();
             result.nodes = Some(NodeList {
                 metadata: Default::default(),
                 items: objects
@@ -72,13 +72,7 @@ pub fn filter_result(
             });
         }
         None => {
-            result.node_names = Some(
-                outcome
-                    .feasible_nodes
-                    .iter()
-                    .map(|n| n.to_string())
-                    .collect(),
-            );
+            result.node_names = Some(outcome.feasible_nodes().map(|n| n.to_string()).collect());
         }
     }
     result

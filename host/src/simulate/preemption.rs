@@ -87,11 +87,8 @@ pub fn post_filter(
         );
     }
     let all = snapshot.len();
-    let code_of: std::collections::HashMap<&str, Code> = failed
-        .statuses
-        .iter()
-        .map(|(n, s)| (&**n, s.code()))
-        .collect();
+    let code_of: std::collections::HashMap<&str, Code> =
+        failed.statuses().map(|(n, s)| (&**n, s.code())).collect();
     let potential: Vec<&str> = (0..all as u32)
         .map(|slot| &**snapshot.name(slot))
         .filter(|name| code_of.get(name).copied() == Some(Code::Unschedulable))

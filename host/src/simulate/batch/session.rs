@@ -251,8 +251,7 @@ impl<'a> Session<'a> {
             self.schedulers.allocate.schedule(&snapshot, pod)
         };
         let failed: Vec<NodeFit> = filter
-            .statuses
-            .iter()
+            .statuses()
             .map(|(node, st)| NodeFit {
                 node: node.clone(),
                 reasons: st.status.reasons().iter().map(|r| r.to_string()).collect(),
