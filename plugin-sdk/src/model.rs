@@ -119,15 +119,13 @@ pub fn str_eq(a: &str, b: &str) -> bool {
         .all(|(x, y)| x == y)
 }
 
-/// A fast, deterministic hash of a value, 8 bytes at a time.
+/// A fast, deterministic hash of a value: [`crate::cluster::IdHasher`]'s,
+/// 8 bytes at a time.
 fn hash_value(s: &str) -> u32 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ s.len() as u64;
-    for chunk in s.as_bytes().chunks(8) {
-        let mut word = [0u8; 8];
-        word[..chunk.len()].copy_from_slice(chunk);
-        h = (h.rotate_left(5) ^ u64::from_le_bytes(word)).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-    (h >> 32) as u32
+    use std::hash::Hasher;
+    let mut h = crate::cluster::IdHasher::default();
+    h.write(s.as_bytes());
+    (h.finish() >> 32) as u32
 }
 
 /// Labels, kept sorted by key number so a lookup compares integers, never

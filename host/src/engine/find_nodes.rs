@@ -454,7 +454,7 @@ impl Engine {
         out.nodes_evaluated = processed;
         out.feasible = found;
         if sampled && out.error.is_none() && !out.feasible.is_empty() {
-            self.run_extenders(&cycle, &mut diagnosis, &mut out);
+            self.run_extenders(&cycle, nominated_slot, &mut diagnosis, &mut out);
         }
 
         if let (Some(absent), Some((kept, _))) = (&diagnosis.absent, &narrowed) {
@@ -477,7 +477,13 @@ impl Engine {
 
     /// The extenders over the feasible nodes; what they reject joins the
     /// diagnosis, a failing extender fails the cycle.
-    fn run_extenders(&self, cycle: &Cycle, diagnosis: &mut Diagnosis, out: &mut CycleOutcome) {
+    fn run_extenders(
+        &self,
+        cycle: &Cycle,
+        nominated_slot: Option<u32>,
+        diagnosis: &mut Diagnosis,
+        out: &mut CycleOutcome,
+    ) {
         if self.extenders.is_empty() {
             return;
         }
@@ -488,8 +494,7 @@ impl Engine {
                 out.ignored_errors.extend(pass.ignored_errors);
                 if !pass.statuses.is_empty() {
                     diagnosis.explicit.extend(pass.statuses);
-                    let nominated = cycle.snapshot.slot_of(&cycle.pod.nominated_node_name);
-                    keep_last_status(&mut diagnosis.explicit, nominated);
+                    keep_last_status(&mut diagnosis.explicit, nominated_slot);
                 }
             }
             Err(e) => out.error = Some(e),
