@@ -236,11 +236,16 @@ fn wrong_interface_core_module_and_garbage_are_load_errors() {
     let wrong = write(&dir, "wrong.wasm", &componentize(other, "wrong"));
     let core = write(&dir, "core.wasm", &wat::parse_str("(module)").unwrap());
     let junk = write(&dir, "junk.wasm", b"definitely not wasm");
+    let torn = write(&dir, "torn.wasm", b"\0asm\x0d\0\x01\0garbage");
     let rt = runtime(Limits::default());
     let cases = [
         (wrong, "does not implement sift's contract"),
         (core, "core WebAssembly module"),
-        (junk, "not a valid WebAssembly component"),
+        (
+            junk,
+            "is not a WebAssembly file (it starts with 64 65 66 69",
+        ),
+        (torn, "not a valid WebAssembly component"),
     ];
     for (file, expected) in cases {
         let err = Catalog::load_wasm(&rt, None, std::slice::from_ref(&file), &Config::default())

@@ -5,8 +5,8 @@ use super::{PluginSource, load_config, plugins_dir, runtime};
 use crate::config::Config;
 use crate::contract::{SUPPORTED, WasmPlugin};
 use crate::plugins::registry::Catalog;
-use crate::text::printable;
-use anyhow::{Context, Result, anyhow};
+use crate::text::{printable, printable_truncated};
+use anyhow::{Result, anyhow};
 use clap::Subcommand;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -33,7 +33,8 @@ pub(super) fn plugins_list(source: PluginSource) -> Result<ExitCode> {
     }
     let dir = plugins_dir(&source, &config)
         .ok_or_else(|| anyhow!("no plugins directory (pass --plugins DIR)"))?;
-    let catalog = Catalog::load_wasm(&runtime(&config)?, Some(&dir), &[], &config)?;
+    let (catalog, unloadable) =
+        Catalog::load_wasm_listing(&runtime(&config)?, Some(&dir), &[], &config)?;
     let enabled: Vec<String> = config
         .filter_plugins()
         .into_iter()
@@ -59,13 +60,37 @@ pub(super) fn plugins_list(source: PluginSource) -> Result<ExitCode> {
             id.path.display()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    if unloadable.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    // One line a file: the reason, never the file's bytes.
+    eprintln!(
+        "{} file(s) in {} are not loaded:",
+        unloadable.len(),
+        dir.display()
+    );
+    for (path, e) in &unloadable {
+        let reason = format!("{e:#}");
+        let reason = reason
+            .strip_prefix(&path.display().to_string())
+            .map(|r| r.trim_start_matches([':', ' ']))
+            .unwrap_or(&reason);
+        eprintln!(
+            "  {}: {}",
+            path.display(),
+            printable_truncated(
+                &reason.split_whitespace().collect::<Vec<_>>().join(" "),
+                300
+            )
+        );
+    }
+    Ok(ExitCode::from(1))
 }
 
 pub(super) fn plugins_inspect(file: &Path) -> Result<ExitCode> {
     let config = Config::default();
     let runtime = runtime(&config)?;
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let bytes = crate::runtime::read_component(file)?;
     let compiled = runtime.compile(&bytes, file)?;
     let ty = compiled.component.component_type();
     let engine = runtime.engine();

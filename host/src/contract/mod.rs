@@ -225,8 +225,7 @@ impl WasmPlugin {
         path: &Path,
         args_for: &dyn Fn(&str) -> String,
     ) -> anyhow::Result<WasmPlugin> {
-        let bytes = std::fs::read(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let bytes = crate::runtime::read_component(path)?;
         WasmPlugin::from_bytes(runtime, path, &bytes, args_for)
     }
 

@@ -62,6 +62,23 @@ impl Catalog {
         extra: &[PathBuf],
         config: &Config,
     ) -> Result<Catalog> {
+        let (catalog, mut unloadable) = Catalog::load_wasm_listing(runtime, dir, extra, config)?;
+        match unloadable.is_empty() {
+            true => Ok(catalog),
+            false => Err(unloadable.swap_remove(0).1),
+        }
+    }
+
+    /// As [`Catalog::load_wasm`], but a file that cannot be loaded is
+    /// returned with its error instead of failing the whole catalog
+    /// (`sift plugins list` shows the good ones and why the others fail).
+    pub fn load_wasm_listing(
+        runtime: &Arc<Runtime>,
+        dir: Option<&Path>,
+        extra: &[PathBuf],
+        config: &Config,
+    ) -> Result<(Catalog, Vec<(PathBuf, anyhow::Error)>)> {
+        let mut unloadable = Vec::new();
         let mut catalog = Catalog::default();
         let mut origin: BTreeMap<String, PathBuf> = BTreeMap::new();
         let dir_files = match dir {
@@ -85,7 +102,13 @@ impl Catalog {
             .map(|p| (p, false))
             .chain(extra.iter().map(|p| (p, true)))
         {
-            let plugin = Arc::new(WasmPlugin::load(runtime, path, &args_for)?);
+            let plugin = match WasmPlugin::load(runtime, path, &args_for) {
+                Ok(p) => Arc::new(p),
+                Err(e) => {
+                    unloadable.push((path.clone(), e));
+                    continue;
+                }
+            };
             let name = plugin.identity().name.clone();
             let pinned = match (dir, config.plugin_files.get(&name)) {
                 (Some(d), Some(file)) if !is_extra => Some(d.join(file)),
@@ -123,7 +146,7 @@ impl Catalog {
             catalog.wasm.push(plugin.clone());
             catalog.plugins.insert(name, plugin);
         }
-        Ok(catalog)
+        Ok((catalog, unloadable))
     }
 
     /// The built-in predicates, compiled into the host.

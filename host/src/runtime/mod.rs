@@ -569,3 +569,66 @@ impl Drop for Runtime {
 fn wasmparser_is_core_module(bytes: &[u8]) -> bool {
     bytes.len() >= 8 && &bytes[0..4] == b"\0asm" && bytes[4..8] == [1, 0, 0, 0]
 }
+
+/// The largest plugin file read. Components of every SDK are far smaller
+/// (componentize-py's, the largest, are tens of MiB); a file past this is
+/// refused before a byte of it is held.
+pub const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
+/// Reads a plugin file after checking its size and its 8-byte header, so a
+/// stray large file in a plugins directory costs one `read` of 8 bytes,
+/// not its size in memory, and is named with what it is.
+pub fn read_component(path: &Path) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut file =
+        std::fs::File::open(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let size = file
+        .metadata()
+        .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?
+        .len();
+    if size > MAX_COMPONENT_BYTES {
+        return Err(anyhow!(
+            "{}: {} MiB is larger than a plugin may be ({} MiB): not loaded",
+            path.display(),
+            size >> 20,
+            MAX_COMPONENT_BYTES >> 20
+        ));
+    }
+    let mut header = [0u8; 8];
+    let mut got = 0;
+    while got < header.len() {
+        match file.read(&mut header[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(anyhow!("cannot read {}: {e}", path.display())),
+        }
+    }
+    let header = &header[..got];
+    if header.len() < 4 || &header[..4] != b"\0asm" {
+        return Err(anyhow!(
+            "{} is not a WebAssembly file (it starts with {}, not \\0asm)",
+            path.display(),
+            if header.is_empty() {
+                "nothing: it is empty".to_string()
+            } else {
+                header
+                    .iter()
+                    .map(|b| format!("{b:02x}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        ));
+    }
+    if header.len() == 8 && header[4..8] == [1, 0, 0, 0] {
+        return Err(anyhow!(
+            "{} is a core WebAssembly module, not a component: build for wasm32-wasip2 or wrap it with `sift component new`",
+            path.display()
+        ));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    bytes.extend_from_slice(header);
+    file.read_to_end(&mut bytes)
+        .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    Ok(bytes)
+}

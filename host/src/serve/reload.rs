@@ -476,7 +476,8 @@ fn read_stable(path: &Path) -> Result<Option<Vec<u8>>, String> {
             .map_err(|e| format!("cannot read {}: {e}", p.display()))
     };
     let before = stat(path)?;
-    let bytes = std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    // Size and header first: a stray large file is never held.
+    let bytes = crate::runtime::read_component(path).map_err(|e| format!("{e:#}"))?;
     let after = stat(path)?;
     if before != after || after.0 != bytes.len() as u64 {
         return Ok(None);
