@@ -4,11 +4,13 @@
 //! (`numFeasibleNodesToFind`) and the per-node statuses it explains a
 //! rejection with ([`diagnosis`]); then scoring, host selection and
 //! reserve ([`schedule`]: `schedulePod`, `prioritizeNodes`, `selectHost`);
-//! HTTP extenders after the filters and beside the scorers ([`extender`]).
+//! HTTP extenders after the filters and beside the scorers ([`extender`]);
+//! the annotations reserve steps give the pod, checked ([`annotations`]).
 //!
 //! Imports `cluster` and `config`; never the runtime, the contract or any
 //! plugin: those implement [`plugin::FilterPlugin`].
 
+pub mod annotations;
 pub mod diagnosis;
 pub mod extender;
 pub mod find_nodes;

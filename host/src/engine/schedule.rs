@@ -4,6 +4,7 @@
 //! `schedule_one.go`), extenders' prioritize verbs included. The loop
 //! around it (queue, assume, retries) is the simulator's.
 
+use super::annotations::ReservedAnnotations;
 use super::extender::extender_scores;
 use super::find_nodes::{CycleOutcome, Engine};
 use super::plugin::{Cycle, FilterPlugin, PluginError};
@@ -199,15 +200,11 @@ impl Scheduler {
             (self.select(&totals), totals, by_plugin)
         };
         let slot = slots[index];
-        let mut annotations: Vec<(String, String)> = Vec::new();
+        let mut annotations = ReservedAnnotations::for_pod(&cycle.pod);
         for r in &self.reservers {
-            for (k, v) in r.reserve(cycle, slot)? {
-                match annotations.iter_mut().find(|(key, _)| *key == k) {
-                    Some(existing) => existing.1 = v,
-                    None => annotations.push((k, v)),
-                }
-            }
+            annotations.add(r.name(), &cycle.pod, r.reserve(cycle, slot)?)?;
         }
+        let annotations = annotations.into_list();
         Ok(Decision {
             node: feasible[index].clone(),
             slot,
