@@ -479,3 +479,104 @@ fn a_node_only_an_extender_rejects_is_not_a_preemption_candidate() {
     );
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// Issue 29 §7, §9, §11, §14: what a misbehaving extender sends is bounded
+/// and named. A reply past the cap is refused as it streams in (a 200 MB
+/// reply took 1.3 GB); a node name it invents is cut in the message; its
+/// `Error` text cannot drive a terminal; a score outside 0..=10 gives no
+/// score (it used to be multiplied in); a timeout names the extender and
+/// its httpTimeout instead of "timeout: global".
+#[test]
+fn a_misbehaving_extender_is_bounded_and_named() {
+    let dir = sift_tests::temp_dir("extenders-hostile");
+    let hostile = Scripted::start(|verb, _| match verb {
+        "escape" => (200, json!({"Error": "bad\u{1b}[31m red\nline"}).to_string()),
+        "invent" => (
+            200,
+            json!({"NodeNames": ["x".repeat(100_000)], "Error": ""}).to_string(),
+        ),
+        "big" => (
+            200,
+            json!({"NodeNames": ["n1"], "FailedNodes": {"n2": "y".repeat(20 << 20)}, "Error": ""})
+                .to_string(),
+        ),
+        "slow" => {
+            std::thread::sleep(std::time::Duration::from_millis(1500));
+            (200, json!({"NodeNames": ["n1"], "Error": ""}).to_string())
+        }
+        "pass" => (
+            200,
+            json!({"NodeNames": ["n1", "n2", "n3"], "Error": ""}).to_string(),
+        ),
+        "score" => (
+            200,
+            json!([{"Host": "n3", "Score": 11}, {"Host": "n2", "Score": 3}]).to_string(),
+        ),
+        _ => (404, String::new()),
+    });
+    let base = &hostile.base;
+    let case = |name: &str, extender: Value, expect: Value| {
+        let o = scripted_case(&dir, name, extender, vec![pod("a", None)], expect);
+        assert!(o.status.success(), "{name}: {}", text(&o));
+    };
+    case(
+        "escape",
+        json!({"urlPrefix": base, "filterVerb": "escape"}),
+        json!({"messages": {"default/a": "bad\\u{1b}[31m red\\nline"}}),
+    );
+    case(
+        "invent",
+        json!({"urlPrefix": base, "filterVerb": "invent", "nodeCacheCapable": true}),
+        json!({"messages": {"default/a": format!(
+            "extender {base:?} claims a filtered node \"{}... (99744 more bytes)\" which is not found in the input node list",
+            "x".repeat(256)
+        )}}),
+    );
+    // With maxReplyBytes, that is the cap.
+    case(
+        "big-capped",
+        json!({"urlPrefix": base, "filterVerb": "big", "nodeCacheCapable": true, "maxReplyBytes": "1Ki"}),
+        json!({"messages": {"default/a": format!(
+            "Post \"{base}/big\": the reply is larger than 1024 bytes (the extender's maxReplyBytes)"
+        )}}),
+    );
+    // The default cap is the request's size plus 16Mi: a 20 MiB reply to a
+    // three-node request is refused (the capped run recorded the request).
+    case(
+        "big-default",
+        json!({"urlPrefix": base, "filterVerb": "big", "nodeCacheCapable": true}),
+        json!({"messages": {"default/a": format!(
+            "Post \"{base}/big\": the reply is larger than {} bytes (the request's size plus 16Mi; set maxReplyBytes to allow more)",
+            // The request: the pod object and three names.
+            request_size(&hostile, "big") + (16 << 20)
+        )}}),
+    );
+    case(
+        "big-allowed",
+        json!({"urlPrefix": base, "filterVerb": "big", "nodeCacheCapable": true, "maxReplyBytes": "64Mi"}),
+        json!({"binds": {"default/a": "n1"}}),
+    );
+    case(
+        "slow",
+        json!({"urlPrefix": base, "filterVerb": "slow", "nodeCacheCapable": true, "httpTimeout": "200ms"}),
+        json!({"messages": {"default/a": format!(
+            "Post \"{base}/slow\": extender {base} gave no reply within its httpTimeout of 200ms"
+        )}}),
+    );
+    // n3's 11 is out of range: the extender gives no score, so the nodes
+    // tie and the first in order wins (with the 11 counted, n3 would).
+    case(
+        "score",
+        json!({"urlPrefix": base, "filterVerb": "pass", "prioritizeVerb": "score",
+               "weight": 1, "nodeCacheCapable": true}),
+        json!({"binds": {"default/a": "n1"}}),
+    );
+}
+
+/// The size of the last request body `hostile` received for `verb`.
+fn request_size(hostile: &Scripted, verb: &str) -> usize {
+    let calls = hostile.calls.lock().unwrap();
+    let (_, body) = calls.iter().rev().find(|(v, _)| v == verb).unwrap();
+    // sift sends compact JSON, as serde_json writes it back.
+    serde_json::to_string(body).unwrap().len()
+}

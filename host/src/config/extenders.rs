@@ -11,6 +11,7 @@
 //!     nodeCacheCapable: false   # false: send node objects; true: names
 //!     ignorable: true           # an error skips it instead of failing the pod
 //!     httpTimeout: 5s           # default 5s (kube-scheduler's)
+//!     maxReplyBytes: 64Mi       # sift's own; default: the request's size + 16Mi
 //!     managedResources:         # called only for pods asking for one
 //!       - {name: example.com/gpu, ignoredByScheduler: true}
 //! ```
@@ -54,7 +55,17 @@ pub struct ExtenderConfig {
     pub managed_resources: Vec<ManagedResource>,
     #[serde(default)]
     pub ignorable: bool,
+    /// sift's own: the largest reply read, as a quantity ("64Mi"). Unset:
+    /// the request's size plus [`DEFAULT_REPLY_ALLOWANCE`], since a filter
+    /// reply holds a subset of the nodes sent plus their failure reasons.
+    #[serde(default)]
+    pub max_reply_bytes: Option<String>,
 }
+
+/// What a reply may hold beyond the request's own size when
+/// `maxReplyBytes` is unset: room for a failure reason per node of a large
+/// cluster.
+pub const DEFAULT_REPLY_ALLOWANCE: u64 = 16 << 20;
 
 /// `ExtenderManagedResource`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -68,6 +79,18 @@ pub struct ManagedResource {
 }
 
 impl ExtenderConfig {
+    /// `maxReplyBytes`, if set.
+    pub fn max_reply_bytes(&self) -> Result<Option<u64>> {
+        let Some(text) = &self.max_reply_bytes else {
+            return Ok(None);
+        };
+        let q = sift_sdk::Quantity::parse(text).map_err(|e| anyhow::anyhow!("{text:?}: {e}"))?;
+        if q.value() < 1024 {
+            bail!("{text:?} is below 1Ki: no reply would fit");
+        }
+        Ok(Some(q.value() as u64))
+    }
+
     /// `httpTimeout`, defaulted.
     pub fn timeout(&self) -> Result<Duration> {
         match self.http_timeout.as_deref() {
@@ -122,6 +145,9 @@ pub fn check_extenders(extenders: &[ExtenderConfig]) -> Result<()> {
         }
         if let Err(err) = e.timeout() {
             bail!("{at}.httpTimeout: {err:#}");
+        }
+        if let Err(err) = e.max_reply_bytes() {
+            bail!("{at}.maxReplyBytes: {err:#}");
         }
     }
     if binders > 1 {

@@ -15,11 +15,11 @@ use crate::engine::plugin::Cycle;
 use crate::input::extender::{ExtenderFilterResult, HostPriority};
 use crate::input::kube::FullObjects;
 use anyhow::Result;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
-/// The largest extender reply read: a `Nodes` reply carries node objects.
-const MAX_REPLY_BYTES: u64 = 1 << 30;
+/// How much of a name an extender sent back unasked goes into messages.
+const MAX_NAME_IN_MESSAGE: usize = 256;
 
 /// One configured HTTP extender.
 pub struct HttpExtender {
@@ -30,6 +30,9 @@ pub struct HttpExtender {
     node_cache_capable: bool,
     managed: BTreeSet<String>,
     ignorable: bool,
+    /// `maxReplyBytes`; unset, the request's size plus an allowance.
+    max_reply: Option<u64>,
+    timeout: std::time::Duration,
     agent: ureq::Agent,
 }
 
@@ -58,9 +61,10 @@ impl HttpExtender {
                 "bindVerb and preemptVerb are not called: sift assumes pods and preempts by itself"
             );
         }
+        let timeout = c.timeout()?;
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
-            .timeout_global(Some(c.timeout()?))
+            .timeout_global(Some(timeout))
             .build()
             .into();
         Ok(HttpExtender {
@@ -71,6 +75,8 @@ impl HttpExtender {
             node_cache_capable: c.node_cache_capable,
             managed: c.managed_resources.iter().map(|r| r.name.clone()).collect(),
             ignorable: c.ignorable,
+            max_reply: c.max_reply_bytes()?,
+            timeout,
             agent,
         })
     }
@@ -110,25 +116,49 @@ impl HttpExtender {
     /// POSTs to `<urlPrefix>/<verb>`; kube-scheduler's `send`.
     fn send(&self, verb: &str, body: String) -> Result<String, String> {
         let url = format!("{}/{verb}", self.url.trim_end_matches('/'));
+        let limit = self
+            .max_reply
+            .unwrap_or(body.len() as u64 + crate::config::extenders::DEFAULT_REPLY_ALLOWANCE);
+        let timed_out = |e: &ureq::Error| {
+            matches!(e, ureq::Error::Timeout(_)).then(|| {
+                format!(
+                    "Post {url:?}: extender {} gave no reply within its httpTimeout of {:?}",
+                    self.url, self.timeout
+                )
+            })
+        };
         let mut response = self
             .agent
             .post(&url)
             .header("Content-Type", "application/json")
             .send(body)
-            .map_err(|e| format!("Post {url:?}: {e}"))?;
+            .map_err(|e| timed_out(&e).unwrap_or_else(|| format!("Post {url:?}: {e}")))?;
         if response.status() != 200 {
             return Err(format!(
                 "failed {verb} with extender at URL {url}, code {}",
                 response.status().as_u16()
             ));
         }
-        // Node lists of large clusters pass ureq's 10 MB default.
+        // Node lists of large clusters pass ureq's 10 MB default; a reply
+        // past the limit is refused as it streams in, never held whole.
         response
             .body_mut()
             .with_config()
-            .limit(MAX_REPLY_BYTES)
+            .limit(limit)
             .read_to_string()
-            .map_err(|e| format!("Post {url:?}: reading the reply: {e}"))
+            .map_err(|e| match e {
+                ureq::Error::BodyExceedsLimit(_) => format!(
+                    "Post {url:?}: the reply is larger than {limit} bytes{}",
+                    if self.max_reply.is_some() {
+                        " (the extender's maxReplyBytes)"
+                    } else {
+                        " (the request's size plus 16Mi; set maxReplyBytes to allow more)"
+                    }
+                ),
+                e => {
+                    timed_out(&e).unwrap_or_else(|| format!("Post {url:?}: reading the reply: {e}"))
+                }
+            })
     }
 }
 
@@ -194,14 +224,16 @@ impl Extender for HttpExtender {
         let result: ExtenderFilterResult = serde_json::from_str(&reply)
             .map_err(|e| format!("extender {}: {} reply: {e}", self.url, self.filter_verb))?;
         if !result.error.is_empty() {
-            return Err(result.error);
+            // The extender's own text, which reaches terminals and logs.
+            return Err(crate::text::printable_truncated(&result.error, 4096));
         }
         let sent: HashMap<&str, &Arc<str>> = nodes.iter().map(|n| (&**n, n)).collect();
         let claim = |name: &str| -> Result<Arc<str>, String> {
             sent.get(name).map(|n| Arc::clone(n)).ok_or_else(|| {
                 format!(
-                    "extender {:?} claims a filtered node {name:?} which is not found in the input node list",
-                    self.url
+                    "extender {:?} claims a filtered node {:?} which is not found in the input node list",
+                    self.url,
+                    crate::text::truncate(name, MAX_NAME_IN_MESSAGE)
                 )
             })
         };
@@ -221,10 +253,16 @@ impl Extender for HttpExtender {
                 feasible.push(claim(&name)?);
             }
         }
+        // Reasons are the extender's text: they reach tables and logs.
+        let printable = |m: BTreeMap<String, String>| -> BTreeMap<String, String> {
+            m.into_iter()
+                .map(|(node, why)| (node, crate::text::printable_truncated(&why, 1024)))
+                .collect()
+        };
         Ok(ExtenderFilter {
             feasible,
-            failed: result.failed_nodes,
-            failed_and_unresolvable: result.failed_and_unresolvable_nodes,
+            failed: printable(result.failed_nodes),
+            failed_and_unresolvable: printable(result.failed_and_unresolvable_nodes),
         })
     }
 
@@ -235,6 +273,19 @@ impl Extender for HttpExtender {
         let reply = self.send(&self.prioritize_verb, self.args(cycle, nodes)?)?;
         let list: Vec<HostPriority> = serde_json::from_str(&reply)
             .map_err(|e| format!("extender {}: {} reply: {e}", self.url, self.prioritize_verb))?;
+        // The protocol's range; upstream multiplies whatever comes (and
+        // wraps on overflow), sift takes a score outside it as the
+        // extender's error: no score from it for this pod.
+        let max = crate::input::extender::MAX_EXTENDER_PRIORITY;
+        if let Some(bad) = list.iter().find(|p| !(0..=max).contains(&p.score)) {
+            return Err(format!(
+                "extender {}: {} reply: host {:?} has score {}, outside 0..={max} (MaxExtenderPriority)",
+                self.url,
+                self.prioritize_verb,
+                crate::text::truncate(&bad.host, MAX_NAME_IN_MESSAGE),
+                bad.score
+            ));
+        }
         Ok(list.into_iter().map(|p| (p.host, p.score)).collect())
     }
 }
