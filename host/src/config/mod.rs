@@ -168,8 +168,7 @@ pub struct LimitsSection {
 
 impl Config {
     pub fn load(path: &Path) -> Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let text = crate::input::read::read_text_file(path).context("cannot read the config")?;
         // The YAML dialect of the Kubernetes objects sift reads.
         let mut field = None;
         let config = serde_saphyr::with_deserializer_from_str_with_options(
@@ -347,16 +346,43 @@ impl Config {
         list
     }
 
-    /// Checks what loading cannot: score weights are positive.
+    /// Checks what loading cannot: score weights are positive int32s (the
+    /// type of KubeSchedulerConfiguration's), and the highest total score
+    /// fits in an int64 (upstream's `NewFramework` refuses the profile:
+    /// "total score of Score plugins could overflow"). sift counts the
+    /// extenders' weights too (`weight × MaxNodeScore` each), where
+    /// upstream lets their products wrap.
     pub fn check_scores(&self) -> Result<()> {
         for e in &self.plugins.score.enabled {
-            if let Some(w) = e.weight
-                && w < 0
+            if let Some(w) = e.weight {
+                if w < 0 {
+                    bail!(
+                        "plugins.score.enabled: {} has weight {w}; weights are positive",
+                        e.name
+                    );
+                }
+                if w > i64::from(i32::MAX) {
+                    bail!(
+                        "plugins.score.enabled: {} has weight {w}, more than an int32 holds \
+                         (KubeSchedulerConfiguration's weights are int32)",
+                        e.name
+                    );
+                }
+            }
+        }
+        let weights = self
+            .score_plugins()
+            .into_iter()
+            .map(|(_, w)| w)
+            .chain(self.extenders.iter().map(|e| e.weight.max(0)));
+        let mut total: i64 = 0;
+        for w in weights {
+            match w
+                .checked_mul(sift_sdk::MAX_NODE_SCORE)
+                .and_then(|m| total.checked_add(m))
             {
-                bail!(
-                    "plugins.score.enabled: {} has weight {w}; weights are positive",
-                    e.name
-                );
+                Some(t) => total = t,
+                None => bail!("total score of Score plugins could overflow"),
             }
         }
         Ok(())
@@ -457,6 +483,26 @@ mod tests {
             err.contains("limits") && err.contains("callDeadlin"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn score_weights_that_could_overflow_are_refused() {
+        let err = |yaml: &str| format!("{:#}", parse(yaml).err().expect("an error"));
+        let e = err("plugins: {score: {enabled: [{name: A, weight: 3000000000}]}}\n");
+        assert!(e.contains("more than an int32 holds"), "{e}");
+        // int32 weights cannot overflow alone; extenders' int64 weights can.
+        let e = err(
+            "extenders: [{urlPrefix: 'http://a', prioritizeVerb: p, weight: 100000000000000000}]\n",
+        );
+        assert!(
+            e.ends_with("total score of Score plugins could overflow"),
+            "{e}"
+        );
+        let big = i32::MAX;
+        let ok = format!("plugins: {{score: {{enabled: [{{name: A, weight: {big}}}]}}}}\n");
+        assert!(parse(&ok).is_ok());
+        let ok = "extenders: [{urlPrefix: 'http://a', prioritizeVerb: p, weight: 1000000000000}]\n";
+        assert!(parse(ok).is_ok());
     }
 
     #[test]
