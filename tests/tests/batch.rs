@@ -457,3 +457,79 @@ fn the_bundled_example_runs_as_the_readme_says() {
             .all(|p| p["scheduled"] == 0)
     );
 }
+
+/// Issue 29 §10: a Queue with `weight: 0` starved (Volcano's admission
+/// webhook turns 0 into 1), and switches of newer Volcano releases failed
+/// the config, where Volcano's own loader ignores unknown keys.
+#[test]
+fn a_zero_weight_queue_shares_as_one_and_newer_volcano_switches_are_warned_about() {
+    let dir = sift_tests::temp_dir("batch-zero-weight");
+    let queue = |name: &str, weight: i32| {
+        json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+               "metadata": {"name": name}, "spec": {"weight": weight}})
+    };
+    let mut items = vec![node("n1", "8"), queue("zero", 0), queue("one", 1)];
+    let mut pods = Vec::new();
+    for q in ["zero", "one"] {
+        for i in 0..8 {
+            let g = format!("{q}{i}");
+            items.push(pod_group(&g, 1, q));
+            pods.push(pod(&format!("{q}-{i}"), "1", Some(&g)));
+        }
+    }
+    let cluster = write(&dir, "cluster.json", &list(items));
+    let workload = write(
+        &dir,
+        "w.ndjson",
+        &events(&pods.iter().map(|p| (0, p)).collect::<Vec<_>>()),
+    );
+    let config = write(
+        &dir,
+        "volcano.yaml",
+        "batch:\n  enabledHyperNodeOrder: true\n  tiers:\n  - plugins:\n    - name: priority\n    \
+         - name: gang\n      enabledSubJobReady: true\n  - plugins:\n    - {name: drf}\n    \
+         - {name: predicates}\n    - {name: proportion}\n    - {name: nodeorder, enabledHyperNodeOrder: true}\n",
+    );
+    let pods_out = dir.join("pods.jsonl");
+    let o = sift(&[
+        "simulate",
+        "--mode",
+        "batch",
+        "--sessions",
+        "1",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "-c",
+        config.to_str().unwrap(),
+        "--pods-out",
+        pods_out.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    for key in [
+        "batch.enabledHyperNodeOrder",
+        "plugin gang: enabledSubJobReady",
+        "plugin nodeorder: enabledHyperNodeOrder",
+    ] {
+        assert!(
+            stderr.contains(key) && stderr.contains("accepted and not used"),
+            "{key} not warned about:\n{stderr}"
+        );
+    }
+    let pods = lines(&pods_out);
+    let bound = |q: &str| {
+        pods.iter()
+            .filter(|p| {
+                p["pod"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("default/{q}-"))
+                    && !p["node"].is_null()
+            })
+            .count()
+    };
+    // 8 cpu deserved 1:1.
+    assert_eq!((bound("zero"), bound("one")), (4, 4));
+}

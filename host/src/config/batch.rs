@@ -32,8 +32,11 @@ pub const PLUGINS: [&str; 6] = [
     "nodeorder",
 ];
 
+/// Keys of a newer `volcano-scheduler.conf` than sift knows are accepted
+/// with a warning naming each, as Volcano's own loader ignores them
+/// ([`BatchConfig::session`] warns).
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct BatchConfig {
     /// Comma-separated actions; default `allocate, backfill`.
     pub actions: Option<String>,
@@ -47,13 +50,16 @@ pub struct BatchConfig {
     pub configurations: Option<serde_json::Value>,
     #[serde(default)]
     pub metrics: Option<serde_json::Value>,
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Tier {
     #[serde(default)]
     pub plugins: Vec<PluginOption>,
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
 }
 
 /// One plugin of a tier. Every switch defaults to true, as in Volcano
@@ -63,7 +69,7 @@ pub struct Tier {
 /// enqueue...) are accepted. `arguments` are accepted and not used (sift's
 /// predicates and node order come from its own plugin configuration).
 #[derive(Clone, Debug, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PluginOption {
     pub name: String,
     #[serde(alias = "enableJobOrder")]
@@ -110,6 +116,10 @@ pub struct PluginOption {
     pub enabled_allocatable: Option<bool>,
     #[serde(default)]
     pub arguments: BTreeMap<String, serde_json::Value>,
+    /// Switches of newer Volcano releases (`enabledHyperNodeOrder`,
+    /// `enabledSubJobReady`, ...): accepted, warned about, unused.
+    #[serde(flatten)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
 }
 
 impl PluginOption {
@@ -119,6 +129,13 @@ impl PluginOption {
             ..Default::default()
         }
     }
+}
+
+/// A key sift does not know, from a newer Volcano than it follows.
+fn warn_unknown(at: &str) {
+    tracing::warn!(
+        "{at}: not a setting sift knows (from a newer Volcano release?): accepted and not used"
+    );
 }
 
 /// The checked form: actions and tiers by name.
@@ -163,9 +180,20 @@ impl BatchConfig {
                 ],
             ],
         };
+        for key in self.unknown.keys() {
+            warn_unknown(&format!("batch.{key}"));
+        }
+        for (i, tier) in self.tiers.iter().flatten().enumerate() {
+            for key in tier.unknown.keys() {
+                warn_unknown(&format!("batch.tiers[{i}].{key}"));
+            }
+        }
         let mut seen = Vec::new();
         for (i, tier) in tiers.iter().enumerate() {
             for p in tier {
+                for key in p.unknown.keys() {
+                    warn_unknown(&format!("batch.tiers[{i}]: plugin {}: {key}", p.name));
+                }
                 if !PLUGINS.contains(&p.name.as_str()) {
                     bail!(
                         "batch.tiers[{i}]: unknown plugin {:?} (sift has {})",

@@ -67,7 +67,8 @@ pub struct Queue {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct QueueSpec {
-    /// Share weight for proportion; 1 when unset (the CRD default).
+    /// Share weight for proportion; 1 when unset or 0 (the CRD default,
+    /// and Volcano's admission webhook sets a 0 weight to 1).
     pub weight: Option<i32>,
     /// Upper bound of the queue's resources (proportion's capability).
     #[serde(default, deserialize_with = "crate::input::extender::null_as_default")]
@@ -111,7 +112,12 @@ impl Queue {
         self.metadata.name.as_deref().unwrap_or_default()
     }
 
+    /// The weight as Volcano's admission leaves it: unset or 0 is 1, so a
+    /// queue with weight 0 shares like one of weight 1 instead of starving.
     pub fn weight(&self) -> i32 {
-        self.spec.weight.unwrap_or(1)
+        match self.spec.weight {
+            None | Some(0) => 1,
+            Some(w) => w,
+        }
     }
 }
