@@ -123,8 +123,7 @@ pub fn run_case(file: &Path, catalog: &Catalog) -> CaseResult {
 }
 
 fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<Vec<String>> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let text = crate::input::read::read_text_file(file)?;
     let value: Value = serde_json::from_str(&text).map_err(|e| {
         anyhow!(
             "invalid JSON at line {}, column {}: {e}",

@@ -22,7 +22,8 @@
 //!   `sift.io/openb-qos`.
 //! - **Events**: the pod arrives at `creation_time` and leaves at
 //!   `deletion_time` (seconds); at equal times departures come first. A
-//!   pod without a `deletion_time` after its `creation_time` stays. The
+//!   pod without a `deletion_time`, or with one equal to its
+//!   `creation_time`, stays; one before it is an error. The
 //!   `multigpu50` list has no times: its pods arrive in file order and stay.
 //!   `pod_phase` and `scheduled_time` (what happened in production) are not
 //!   used.
@@ -110,11 +111,29 @@ pub struct Summary {
     pub departures: usize,
 }
 
-/// Reads every row of a CSV file with headers; errors name the file and
+/// Reads every row of a CSV file whose first line names at least the
+/// `required` columns (a file without its header line would otherwise
+/// lose its first row to it and read as nothing); errors name the file and
 /// the line.
-fn rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
+fn rows<T: serde::de::DeserializeOwned>(path: &Path, required: &[&str]) -> Result<Vec<T>> {
     let mut reader =
         csv::Reader::from_path(path).map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
+    let header = reader
+        .headers()
+        .map_err(|e| anyhow!("{}:1: {e}", path.display()))?;
+    let missing: Vec<&str> = required
+        .iter()
+        .copied()
+        .filter(|c| !header.iter().any(|h| h.trim() == *c))
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "{}:1: the first line must name the columns (it has no {}): expected a header such as {}",
+            path.display(),
+            missing.join(", "),
+            required.join(",")
+        );
+    }
     let mut out = Vec::new();
     for (i, row) in reader.deserialize().enumerate() {
         // Line 1 is the header.
@@ -126,8 +145,11 @@ fn rows<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Vec<T>> {
 /// Reads both CSV files, refusing rows without a name and duplicate
 /// names (errors name the file and line).
 fn read_rows(nodes_csv: &Path, pods_csv: &Path) -> Result<(Vec<NodeRow>, Vec<PodRow>)> {
-    let node_rows: Vec<NodeRow> = rows(nodes_csv)?;
-    let pod_rows: Vec<PodRow> = rows(pods_csv)?;
+    let node_rows: Vec<NodeRow> = rows(nodes_csv, &["sn", "cpu_milli", "memory_mib", "gpu"])?;
+    let pod_rows: Vec<PodRow> = rows(
+        pods_csv,
+        &["name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"],
+    )?;
     let mut seen = std::collections::HashSet::new();
     for (i, n) in node_rows.iter().enumerate() {
         if n.sn.is_empty() {
@@ -154,6 +176,16 @@ fn read_rows(nodes_csv: &Path, pods_csv: &Path) -> Result<(Vec<NodeRow>, Vec<Pod
         if !seen.insert(p.name.as_str()) {
             bail!(
                 "{}:{}: pod {} appears twice",
+                pods_csv.display(),
+                i + 2,
+                p.name
+            );
+        }
+        if let (Some(start), Some(end)) = (p.creation_time, p.deletion_time)
+            && end < start
+        {
+            bail!(
+                "{}:{}: pod {} has deletion_time {end} before its creation_time {start}",
                 pods_csv.display(),
                 i + 2,
                 p.name
@@ -663,6 +695,32 @@ pub(crate) mod tests {
         );
         let err = format!("{:#}", import(&nodes, &bad, false).err().unwrap());
         assert!(err.contains("bad.csv:2"), "{err}");
+        // A file without its header line is named, not read as no pods.
+        let headless = write(
+            &dir,
+            "headless.csv",
+            "p0,12000,16384,1,460,,LS,Running,10,30,10\n",
+        );
+        let err = format!("{:#}", import(&nodes, &headless, false).err().unwrap());
+        assert!(
+            err.contains("headless.csv:1: the first line must name the columns")
+                && err.contains("no name, cpu_milli"),
+            "{err}"
+        );
+        // Leaving before arriving is an error; leaving as it arrives, a
+        // pod that stays (as documented).
+        let backwards = write(
+            &dir,
+            "backwards.csv",
+            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,creation_time,deletion_time\n\
+             a,1,1,0,0,10,10\n\
+             b,1,1,0,0,20,5\n",
+        );
+        let err = format!("{:#}", import(&nodes, &backwards, false).err().unwrap());
+        assert!(
+            err.contains("backwards.csv:3: pod b has deletion_time 5 before its creation_time 20"),
+            "{err}"
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 

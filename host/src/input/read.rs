@@ -67,14 +67,14 @@ impl Objects {
     }
 
     pub fn read_file(&mut self, path: &Path) -> Result<()> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
+        let text = read_text_file(path)?;
         self.read_text(path, &text)
     }
 
     /// Reads the objects of `text`, the contents of the file `path` (whose
     /// extension says JSON or YAML, else its first character).
     pub fn read_text(&mut self, path: &Path, text: &str) -> Result<()> {
+        let text = without_bom(text);
         if looks_json(path, text) {
             return self.read_json(path, text);
         }
@@ -429,6 +429,22 @@ fn without_position(e: &serde_json::Error) -> String {
         Some(i) if text[i..].contains(" column ") => text[..i].to_string(),
         _ => text,
     }
+}
+
+/// The text of a file, without a leading UTF-8 byte order mark (editors
+/// on Windows write one; YAML readers skip it, JSON readers do not).
+pub fn read_text_file(path: &Path) -> Result<String> {
+    let mut text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if text.starts_with('\u{feff}') {
+        text.drain(..'\u{feff}'.len_utf8());
+    }
+    Ok(text)
+}
+
+/// `text` without a leading UTF-8 byte order mark.
+pub fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// Whether a file is read as JSON: by extension, else by its first
@@ -792,7 +808,9 @@ mod tests {
         // goes are errors.
         let msg = fails("dup.yaml", "kind: Node\nmetadata: {name: a, name: b}\n");
         assert!(
-            msg.contains("duplicate mapping key: name") && msg.contains("line 2"),
+            msg.contains("duplicate key \"name\"")
+                && msg.contains("line 2")
+                && !msg.contains("DuplicateKeyPolicy"),
             "{msg}"
         );
         let msg = fails(
@@ -831,6 +849,29 @@ mod tests {
             msg.contains("(document 2)") && msg.contains("found a number"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn a_byte_order_mark_starts_json_and_yaml_alike() {
+        let node = r#"{"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"}}"#;
+        for (name, text) in [
+            ("bom.json", format!("\u{feff}{node}")),
+            ("bom", format!("\u{feff}{node}")),
+            (
+                "bom.yaml",
+                "\u{feff}kind: Node\nmetadata: {name: n1}\n".to_string(),
+            ),
+        ] {
+            let o = read(name, &text).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert_eq!(o.nodes.len(), 1, "{name}");
+        }
+        let dir = std::env::temp_dir().join(format!("sift-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("nodes.json");
+        std::fs::write(&file, format!("\u{feff}{node}")).unwrap();
+        assert!(read_text_file(&file).unwrap().starts_with('{'));
+        assert_eq!(Objects::read_files(&[file]).unwrap().nodes.len(), 1);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -83,6 +83,15 @@ pub fn message(e: &serde_saphyr::Error) -> String {
     };
     if too_deep {
         format!("nested deeper than {MAX_FLOW_DEPTH} levels")
+    } else if let serde_saphyr::Error::DuplicateMappingKey { key, .. } = e {
+        // The library's own text suggests one of its options to the user.
+        match key {
+            Some(k) => format!(
+                "duplicate key {:?}: a key may appear once in a mapping (kubectl's strict decoding refuses it too)",
+                crate::text::printable_truncated(k, 256)
+            ),
+            None => "duplicate key: a key may appear once in a mapping (kubectl's strict decoding refuses it too)".to_string(),
+        }
     } else {
         serde_saphyr::DefaultMessageFormatter
             .format_message(e)
