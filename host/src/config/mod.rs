@@ -487,7 +487,7 @@ mod tests {
 
     #[test]
     fn score_weights_that_could_overflow_are_refused() {
-        let err = |yaml: &str| format!("{:#}", parse(yaml).err().expect("an error"));
+        let err = |yaml: &str| format!("{:#}", parse(yaml).expect_err("an error"));
         let e = err("plugins: {score: {enabled: [{name: A, weight: 3000000000}]}}\n");
         assert!(e.contains("more than an int32 holds"), "{e}");
         // int32 weights cannot overflow alone; extenders' int64 weights can.
