@@ -191,11 +191,17 @@ fn a_gang_that_cannot_fit_whole_holds_nothing() {
     );
     // The next session: solo holds 3 of the queue's deserved 4 cpu, so no
     // task of big is even tried: no placement, no fit error, no discard.
+    // Volcano's message alone would not say why; sift names the queue's
+    // limit after it (issue 29 §10).
     let two = run(&dir, &cluster, &workload, &["--sessions", "2"]);
     let g = find(&two.groups, "group", "default/big");
     assert_eq!(
         g["condition"]["message"],
-        "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; Pending: 3 Unschedulable"
+        "3/3 tasks in gang unschedulable: pod group is not ready, 3 Pending, 3 minAvailable; \
+         Pending: 3 Unschedulable; queue default cannot take task big-0 \
+         (request: cpu 2000.00, memory 1073741824.00, pods 1.00) \
+         (deserved: cpu 4000.00, memory 4294967296.00, pods 4.00; \
+         allocated: cpu 3000.00, memory 1073741824.00, pods 1.00)"
     );
     assert_eq!(g["discarded"], 1);
     // Nothing of big is ever bound, even over more sessions.
@@ -532,4 +538,43 @@ fn a_zero_weight_queue_shares_as_one_and_newer_volcano_switches_are_warned_about
     };
     // 8 cpu deserved 1:1.
     assert_eq!((bound("zero"), bound("one")), (4, 4));
+}
+
+/// Issue 29 §10: when queues' deserved shares block every pod (ten
+/// one-pod queues share 8 cpu, 0.8 each, and each pod asks for 1), nothing
+/// binds, as in Volcano; the message now names the queue's limit instead
+/// of a bare "pod group is not ready".
+#[test]
+fn a_queue_that_holds_its_jobs_back_is_named_in_their_message() {
+    let dir = sift_tests::temp_dir("batch-queue-limit");
+    let mut items = vec![node("n1", "8")];
+    let mut pods = Vec::new();
+    for i in 0..10 {
+        items.push(
+            json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+                          "metadata": {"name": format!("q{i}")}, "spec": {"weight": 1}}),
+        );
+        items.push(pod_group(&format!("g{i}"), 1, &format!("q{i}")));
+        pods.push(pod(&format!("p{i}"), "1", Some(&format!("g{i}"))));
+    }
+    let cluster = write(&dir, "cluster.json", &list(items));
+    let workload = write(
+        &dir,
+        "w.ndjson",
+        &events(&pods.iter().map(|p| (0, p)).collect::<Vec<_>>()),
+    );
+    let r = run(&dir, &cluster, &workload, &["--sessions", "1"]);
+    for i in 0..10 {
+        let p = find(&r.pods, "pod", &format!("default/p{i}"));
+        assert!(p["node"].is_null(), "{p}");
+        let m = p["message"].as_str().unwrap();
+        assert!(
+            m.starts_with("pod group is not ready")
+                && m.contains(&format!(
+                    "queue q{i} cannot take task p{i} (request: cpu 1000.00"
+                ))
+                && m.contains("(deserved: cpu 800.00"),
+            "{m}"
+        );
+    }
 }

@@ -130,9 +130,38 @@ pub struct Job {
     pub tasks: Vec<usize>,
     /// This session's fit errors, by task index (`NodesFitErrors`).
     pub fit_errors: BTreeMap<usize, FitErrors>,
+    /// Whether the queue held the job back this session.
+    pub queue_hold: QueueHold,
+}
+
+/// Whether proportion's limits (Overused, Allocatable) held a job back in
+/// a session before any of its tasks was tried on the nodes. Volcano 1.11
+/// only logs it, so "pod group is not ready" would say nothing of why;
+/// sift names the queue's limit after it, as newer Volcano releases give
+/// such jobs a pending reason.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum QueueHold {
+    #[default]
+    No,
+    /// The queue's limit, as the message names it.
+    Held(String),
+    /// A task was tried on the nodes: the fit errors say why.
+    Tried,
 }
 
 impl Job {
+    /// The queue held the job back (the first reason stands).
+    pub fn held_by_queue(&mut self, why: impl FnOnce() -> String) {
+        if self.queue_hold == QueueHold::No {
+            self.queue_hold = QueueHold::Held(why());
+        }
+    }
+
+    /// A task of the job was tried on the nodes.
+    pub fn tried(&mut self) {
+        self.queue_hold = QueueHold::Tried;
+    }
+
     fn count(&self, tasks: &[Task], f: impl Fn(&Task) -> bool) -> i32 {
         self.tasks.iter().filter(|&&t| f(&tasks[t])).count() as i32
     }
@@ -325,6 +354,9 @@ impl Job {
                 tasks[t].name,
                 self.fit_errors[&t].message()
             ));
+        }
+        if let QueueHold::Held(why) = &self.queue_hold {
+            msg.push_str(&format!("; {why}"));
         }
         msg
     }

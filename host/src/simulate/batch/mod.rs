@@ -394,6 +394,7 @@ impl World {
                 phase: g.phase.clone(),
                 tasks: Vec::new(),
                 fit_errors: BTreeMap::new(),
+                queue_hold: Default::default(),
             });
         }
         let mut tasks = Vec::with_capacity(self.tasks.len());

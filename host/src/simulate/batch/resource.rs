@@ -6,6 +6,18 @@
 use sift_sdk::Resources;
 use std::collections::BTreeMap;
 
+/// Volcano's `Resource.String()`: `cpu 1000.00, memory 1073741824.00`, then
+/// each scalar (milli-units, `pods` a count), as its logs print them.
+impl std::fmt::Display for Res {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cpu {:.2}, memory {:.2}", self.cpu, self.memory)?;
+        for (name, v) in &self.scalars {
+            write!(f, ", {name} {v:.2}")?;
+        }
+        Ok(())
+    }
+}
+
 /// Below this a dimension counts as zero (Volcano's `minResource`).
 pub const MIN_RESOURCE: f64 = 0.1;
 pub const PODS: &str = "pods";

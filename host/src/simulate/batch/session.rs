@@ -199,6 +199,24 @@ impl<'a> Session<'a> {
             .all(|p| p.plugin.allocatable(&self.state, q, t).unwrap_or(true))
     }
 
+    /// Why the queue holds a job back (Overused, or Allocatable for
+    /// `task`), naming its deserved share and what it holds, for the job's
+    /// message.
+    pub fn queue_limit(&self, queue: usize, task: Option<usize>) -> String {
+        let q = &self.state.queues[queue];
+        let share = self
+            .queue_share(&q.name)
+            .map(|(deserved, allocated)| format!(" (deserved: {deserved}; allocated: {allocated})"))
+            .unwrap_or_default();
+        match task {
+            None => format!("queue {} is overused{share}", q.name),
+            Some(t) => format!(
+                "queue {} cannot take task {} (request: {}){share}",
+                q.name, self.state.tasks[t].name, self.state.tasks[t].resreq
+            ),
+        }
+    }
+
     /// proportion's (deserved, allocated) for a queue, if it runs.
     pub fn queue_share(&self, queue: &str) -> Option<(Res, Res)> {
         self.plugins
@@ -445,6 +463,11 @@ impl PriorityQueue {
             self.items.swap(i, j);
             j = i;
         }
+    }
+
+    /// The items, in no particular order.
+    pub fn items(&self) -> &[usize] {
+        &self.items
     }
 
     pub fn pop(&mut self, less: &dyn Fn(usize, usize) -> bool) -> Option<usize> {

@@ -231,6 +231,7 @@ mod tests {
             phase: "Inqueue".into(),
             tasks,
             fit_errors: Default::default(),
+            queue_hold: Default::default(),
         }
     }
 
