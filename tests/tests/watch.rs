@@ -1061,3 +1061,93 @@ fn watches_refused_with_410_relist_with_backoff() {
     api.add(node("n4", "4"));
     rig.wait_verdicts(PATIENT, &[("n4", "ok")]);
 }
+
+/// A server that accepts a LIST and never answers: without a deadline the
+/// watcher waits for ever, saying it is healthy. With one (2 s here), the
+/// kind is reported unhealthy, naming the deadline, and sift recovers by
+/// itself once lists are answered again (the hung one never is).
+#[test]
+fn a_list_that_never_answers_misses_the_deadline_and_recovers() {
+    let api = standard_api();
+    api.set_hang_lists(true);
+    let rig = Rig::on(api, "watch-list-hang", &["--watch-timeout", "2s"]);
+    let (w, _) = wait(
+        Duration::from_secs(20),
+        "the missed deadline reported",
+        || {
+            let w = rig.sift.watch();
+            ["nodes", "pods", "namespaces"]
+                .iter()
+                .all(|p| {
+                    w[p]["healthy"] == false
+                        && w[p]["lastError"].as_str().is_some_and(|e| {
+                            e.contains(&format!(
+                                "no answer from the API server for 2s (list of {p}"
+                            ))
+                        })
+                })
+                .then_some(w)
+        },
+    );
+    assert_eq!(w["synced"], false, "{w:#}");
+    assert_eq!(w["healthy"], false, "{w:#}");
+    let (code, body) = rig.sift.get("/readyz");
+    assert_eq!(code, 503, "{body}");
+    assert!(body.contains("no answer from the API server"), "{body}");
+
+    rig.api.set_hang_lists(false);
+    wait(PATIENT, "/readyz 200", || {
+        (rig.sift.get("/readyz").0 == 200).then_some(())
+    });
+    wait(PATIENT, "healthy", || {
+        (rig.sift.watch()["healthy"] == true).then_some(())
+    });
+    rig.assert_counts_match_server();
+    rig.wait_verdicts(PATIENT, &[("n1", NO_CPU), ("n2", "ok")]);
+    // Watches ask the server to end them before the deadline.
+    let watch = rig
+        .api
+        .requests()
+        .into_iter()
+        .find(|q| q.is_watch(Resource::Nodes))
+        .unwrap();
+    assert_eq!(watch.param("timeoutSeconds"), Some("1"), "{watch}");
+}
+
+/// A watch stream that goes silent (a half-open connection, a black-holed
+/// load balancer): past the deadline the kind is reported unhealthy and
+/// the watch reconnects; the changes made meanwhile arrive once the server
+/// answers again.
+#[test]
+fn a_silent_watch_misses_the_deadline_and_resumes() {
+    let mut rig = Rig::on(standard_api(), "watch-silent", &["--watch-timeout", "2s"]);
+    rig.wait_ready();
+    let api = &rig.api;
+    api.set_silent_watches(true);
+    api.add(node("n4", "4"));
+    let (w, _) = wait(
+        Duration::from_secs(20),
+        "the missed deadline reported",
+        || {
+            let w = rig.sift.watch();
+            (w["nodes"]["healthy"] == false
+                && w["nodes"]["lastError"].as_str().is_some_and(|e| {
+                    e.contains("no answer from the API server for 2s (watch of nodes")
+                }))
+            .then_some(w)
+        },
+    );
+    assert_eq!(w["synced"], true, "{w:#}");
+    assert_eq!(rig.sift.verdicts(&["n4"])["n4"], NOT_IN_STATE);
+    // Ready on its last state, saying the watch fails.
+    let (code, body) = rig.sift.get("/readyz");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("no answer from the API server"), "{body}");
+
+    api.set_silent_watches(false);
+    rig.wait_verdicts(PATIENT, &[("n4", "ok")]);
+    wait(PATIENT, "nodes healthy again", || {
+        (rig.sift.watch()["nodes"]["healthy"] == true).then_some(())
+    });
+    assert!(rig.sift.running());
+}

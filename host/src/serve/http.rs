@@ -75,6 +75,15 @@ pub struct ServeArgs {
     /// service account (what deploy/ sets up).
     #[arg(long)]
     pub in_cluster: bool,
+    /// With --kubeconfig or --in-cluster: how long sift waits for a byte
+    /// from the API server, on a list (each page) and on a watch, before
+    /// it closes the connection, reports the kind unhealthy in /status and
+    /// /readyz, and retries with backoff. Watches ask the server to end
+    /// them a few seconds before this, so a quiet but healthy server never
+    /// trips it; a list the server has not answered in its own request
+    /// timeout (60s by default) has failed anyway. At least 2s.
+    #[arg(long, default_value = "60s", value_parser = parse_watch_timeout)]
+    pub watch_timeout: Duration,
     /// The extender's filterVerb: sift answers POST <prefix>/<verb> for any
     /// prefix, so the urlPrefix in kube-scheduler's config is free.
     #[arg(long, default_value = "filter")]
@@ -102,6 +111,19 @@ pub struct ServeArgs {
 
 fn parse_duration_arg(s: &str) -> Result<Duration, String> {
     crate::config::parse_duration(s).map_err(|e| format!("{e:#}"))
+}
+
+fn parse_watch_timeout(s: &str) -> Result<Duration, String> {
+    use informer::WatchOptions;
+    let d = parse_duration_arg(s)?;
+    if d < WatchOptions::MIN_DEADLINE {
+        return Err(format!(
+            "{s} is below {}s: watches must end (timeoutSeconds, whole seconds, at least 1) \
+             before it",
+            WatchOptions::MIN_DEADLINE.as_secs()
+        ));
+    }
+    Ok(d)
 }
 
 /// Why the reload thread wakes up.
@@ -376,7 +398,10 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         tracing::info!(%addr, "sift serve listening");
         if let Some(source) = &watch_source {
             let sink: Arc<dyn Sink> = server.clone();
-            let informer = informer::start(source, sink, metrics.clone()).await?;
+            let options = informer::WatchOptions {
+                deadline: args.watch_timeout,
+            };
+            let informer = informer::start(source, options, sink, metrics.clone()).await?;
             let _ = server.informer.set(informer);
         }
         let app = Router::new()

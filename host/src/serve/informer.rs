@@ -15,10 +15,19 @@
 //! removed, so nothing is lost and nothing goes stale; objects from
 //! `--cluster` files and `/cluster` events are not the watch's to remove.
 //!
-//! kube-rs's watcher relists at once after `410 Gone`, so a server (or
-//! proxy) that answers every watch with 410 would be listed in a loop. As
-//! client-go's reflector, sift backs off between relists: one that follows
-//! another within the backoff's window waits (0.8 s doubling to 30 s).
+//! Two things kube-rs's watcher leaves to its user, sift does:
+//!
+//! - Backoff between relists: the watcher relists at once after `410
+//!   Gone`, so a server (or proxy) that answers every watch with 410 would
+//!   be listed in a loop. As client-go's reflector, a relist that follows
+//!   another within the backoff's window waits (0.8 s doubling to 30 s).
+//! - Deadlines ([`WatchOptions::deadline`]): a LIST the server accepted
+//!   and never answers, or a watch stream that goes silent (a half-open
+//!   connection, a black-holed load balancer), would block the watcher for
+//!   ever. The client's read timeout closes a connection that brings no
+//!   byte for the deadline, and watches ask the server to end them
+//!   (`timeoutSeconds`) a little before it, so a healthy but quiet server
+//!   never trips it.
 
 use super::metrics::{KindLabel, Metrics};
 use super::requests::ClusterEvent;
@@ -34,6 +43,32 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
+
+/// How the watch treats a server that stops answering.
+#[derive(Clone, Copy, Debug)]
+pub struct WatchOptions {
+    /// Longest wait for a byte from the API server, on a LIST (each page)
+    /// and on a watch stream; past it the connection is closed, the kind
+    /// reported unhealthy, and the request retried with backoff.
+    pub deadline: Duration,
+}
+
+impl WatchOptions {
+    /// The shortest deadline: watches must end (`timeoutSeconds`, whole
+    /// seconds, at least 1) before it.
+    pub const MIN_DEADLINE: Duration = Duration::from_secs(2);
+
+    /// The `timeoutSeconds` watches ask for: 1 to 3 s short of the
+    /// deadline, so that a healthy server ends every watch (or sends an
+    /// event or a bookmark) before the deadline. kube-rs's watcher drops a
+    /// stream that brings nothing for `timeoutSeconds` + 5 s by itself,
+    /// reconnecting without a word: the deadline comes first, and is
+    /// reported.
+    pub fn watch_timeout_secs(&self) -> u32 {
+        let d = self.deadline.as_secs().clamp(2, u64::from(u32::MAX));
+        (d - (d / 2).clamp(1, 3)) as u32
+    }
+}
 
 /// Within this time of the last `410 Gone`, another one backs off: the
 /// window after which kube-rs's (and client-go's) backoff resets itself.
@@ -229,8 +264,8 @@ impl Informer {
         }
     }
 
-    fn error(&self, k: Kind, e: &watcher::Error) {
-        self.failed(k, describe(e));
+    fn error(&self, k: Kind, e: &watcher::Error, deadline: Duration) {
+        self.failed(k, describe(k, e, deadline));
     }
 
     /// Counts a `410 Gone`; true when it follows another within
@@ -252,7 +287,7 @@ impl Informer {
                     "watch expired (410 Gone) again within {} of the last: relisting with \
                      backoff: {}",
                     humantime(GONE_WINDOW),
-                    describe(e)
+                    describe(k, e, Duration::ZERO)
                 ),
             );
         } else {
@@ -287,9 +322,38 @@ fn gone(e: &watcher::Error) -> bool {
     }
 }
 
+/// Whether the client's read timeout (the deadline) ended the request.
+fn timed_out(e: &watcher::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        // hyper-timeout's error is an `io::Error` of kind TimedOut ("timed
+        // out"); an `io::Error` wrapping another hides it from `source()`.
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || s.to_string().ends_with("timed out")
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
 /// A watcher error in words, with its cause (the transport error under
-/// "failed to perform initial object list" is what the operator needs).
-fn describe(e: &watcher::Error) -> String {
+/// "failed to perform initial object list" is what the operator needs);
+/// a missed deadline says so, and what waited.
+fn describe(k: Kind, e: &watcher::Error, deadline: Duration) -> String {
+    if timed_out(e) {
+        let what = match e {
+            watcher::Error::InitialListFailed(_) => "list",
+            _ => "watch",
+        };
+        return format!(
+            "no answer from the API server for {} ({what} of {}; --watch-timeout)",
+            humantime(deadline),
+            k.plural()
+        );
+    }
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -319,8 +383,8 @@ pub fn check(source: &Source) -> Result<()> {
     Ok(())
 }
 
-async fn client(source: &Source) -> Result<(kube::Client, String)> {
-    let config = match source {
+async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Client, String)> {
+    let mut config = match source {
         Source::Kubeconfig { path, context } => {
             let kc = kube::config::Kubeconfig::read_from(path)
                 .map_err(|e| anyhow!("{e}"))
@@ -338,6 +402,18 @@ async fn client(source: &Source) -> Result<(kube::Client, String)> {
             .map_err(|e| anyhow!("{e}"))
             .context("cannot use the in-cluster configuration (is sift running in a pod with a service account?)")?,
     };
+    // The deadline as the connection's read timeout: no byte for that long
+    // fails the request (a LIST, a watch's start or its stream), closing
+    // its connection (kube-client speaks HTTP/1.1: one request a
+    // connection, so the timeout is the request's). Counted from the
+    // request, not from when a pooled connection went idle.
+    config.read_timeout = Some(options.deadline);
+    config.reset_reader_on_write = true;
+    config.connect_timeout = Some(
+        config
+            .connect_timeout
+            .map_or(options.deadline, |t| t.min(options.deadline)),
+    );
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config)
         .map_err(|e| anyhow!("{e}"))
@@ -350,11 +426,12 @@ async fn client(source: &Source) -> Result<(kube::Client, String)> {
 /// reached is retried with backoff, and shows in `/readyz` and `/status`.
 pub async fn start(
     source: &Source,
+    options: WatchOptions,
     sink: Arc<dyn Sink>,
     metrics: Arc<Metrics>,
 ) -> Result<Arc<Informer>> {
-    let (client, server) = client(source).await?;
-    let watch_config = WatchConfig::default();
+    let (client, server) = client(source, options).await?;
+    let watch_config = WatchConfig::default().timeout(options.watch_timeout_secs());
     let informer = Arc::new(Informer {
         server,
         source: describe_source(source),
@@ -371,6 +448,7 @@ pub async fn start(
     tokio::spawn(watch_kind::<k8s::Node>(
         kube::Api::all(client.clone()),
         watch_config.clone(),
+        options,
         Kind::Node,
         informer.clone(),
         sink.clone(),
@@ -382,6 +460,7 @@ pub async fn start(
         watch_config
             .clone()
             .fields("status.phase!=Succeeded,status.phase!=Failed"),
+        options,
         Kind::Pod,
         informer.clone(),
         sink.clone(),
@@ -389,6 +468,7 @@ pub async fn start(
     tokio::spawn(watch_kind::<k8s::Namespace>(
         kube::Api::all(client),
         watch_config,
+        options,
         Kind::Namespace,
         informer.clone(),
         sink,
@@ -451,6 +531,7 @@ impl Watched for k8s::Namespace {
 async fn watch_kind<K: Watched>(
     api: kube::Api<K>,
     config: WatchConfig,
+    options: WatchOptions,
     kind: Kind,
     informer: Arc<Informer>,
     sink: Arc<dyn Sink>,
@@ -485,7 +566,7 @@ async fn watch_kind<K: Watched>(
                     continue;
                 }
                 Err(e) => {
-                    informer.error(kind, &e);
+                    informer.error(kind, &e, options.deadline);
                     if let Some(wait) = backoff.next() {
                         tokio::time::sleep(wait).await;
                     }

@@ -174,7 +174,8 @@ impl Metrics {
         );
         registry.register(
             "watch_errors",
-            "Failed lists and watches, and repeated 410 Gone (each retried with backoff), by kind",
+            "Failed lists and watches, missed deadlines (--watch-timeout) and repeated 410 Gone \
+             (each retried with backoff), by kind",
             m.watch_errors.clone(),
         );
         registry.register(
