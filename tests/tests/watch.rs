@@ -1151,3 +1151,47 @@ fn a_silent_watch_misses_the_deadline_and_resumes() {
     });
     assert!(rig.sift.running());
 }
+
+/// With the API server as the source, POST /cluster would let anyone who
+/// reaches the port rewrite sift's view (a fake 4-cpu pod, a deleted
+/// node: every node fails) until the API server resent those objects; it
+/// is off unless --allow-cluster-events.
+#[test]
+fn cluster_events_are_refused_while_watching_unless_allowed() {
+    let rig = Rig::standard("watch-cluster-off");
+    let hog = json!({"type": "ADDED", "object": pod("shop", "fake", Some("n2"), "4", "Running")});
+    let delete = json!({"type": "DELETED", "object": node("n3", "4")});
+    let body = json!([hog, delete]).to_string();
+    let post = |sift: &Sift| {
+        let mut r = sift
+            .agent
+            .post(&format!("{}/cluster", sift.base))
+            .header("Content-Type", "application/json")
+            .send(&body)
+            .expect("/cluster answered");
+        (
+            r.status().as_u16(),
+            r.body_mut().read_to_string().unwrap_or_default(),
+        )
+    };
+    let (code, text) = post(&rig.sift);
+    assert_eq!(code, 403, "{text}");
+    assert!(text.contains("--allow-cluster-events"), "{text}");
+    assert!(text.contains("API server"), "{text}");
+    assert_eq!(
+        rig.sift.verdicts(&["n2", "n3"]),
+        BTreeMap::from([("n2".into(), "ok".into()), ("n3".into(), "ok".into())]),
+        "the state is the API server's"
+    );
+
+    // Allowed explicitly: accepted (and it does change the state).
+    let rig = Rig::on(
+        standard_api(),
+        "watch-cluster-on",
+        &["--allow-cluster-events"],
+    );
+    rig.wait_ready();
+    let (code, text) = post(&rig.sift);
+    assert_eq!(code, 200, "{text}");
+    rig.wait_verdicts(PATIENT, &[("n2", NO_CPU), ("n3", NOT_IN_STATE)]);
+}

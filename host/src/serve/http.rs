@@ -84,6 +84,15 @@ pub struct ServeArgs {
     /// timeout (60s by default) has failed anyway. At least 2s.
     #[arg(long, default_value = "60s", value_parser = parse_watch_timeout)]
     pub watch_timeout: Duration,
+    /// Accept POST /cluster events even with --kubeconfig or --in-cluster.
+    /// Off by default there: the API server is the cluster state, and
+    /// anyone who can reach the port could otherwise add pods or delete
+    /// nodes in sift's view (it lasts until the API server sends those
+    /// objects again), failing every node for every pod. Turn it on only
+    /// where a NetworkPolicy (deploy/) admits nothing but the scheduler.
+    /// Without a watch, /cluster is always on.
+    #[arg(long)]
+    pub allow_cluster_events: bool,
     /// The extender's filterVerb: sift answers POST <prefix>/<verb> for any
     /// prefix, so the urlPrefix in kube-scheduler's config is free.
     #[arg(long, default_value = "filter")]
@@ -155,6 +164,9 @@ struct Server {
     informer: std::sync::OnceLock<Arc<Informer>>,
     /// A watch is configured: `Nodes`-mode requests' nodes are not kept.
     watching: bool,
+    /// `/cluster` accepts events (always without a watch; with one, only
+    /// with `--allow-cluster-events`).
+    cluster_events: bool,
 }
 
 /// The cluster state with what came from `--cluster` files, so a file
@@ -356,6 +368,7 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         read_timeout: args.read_timeout,
         informer: std::sync::OnceLock::new(),
         watching: watch_source.is_some(),
+        cluster_events: watch_source.is_none() || args.allow_cluster_events,
     });
 
     // File events and SIGHUP wake the reload thread, which owns the reloader.
@@ -902,6 +915,20 @@ fn respond(s: &Server, r: Response) -> Response {
 }
 
 async fn cluster_events(State(s): State<Arc<Server>>, body: Body) -> Response {
+    if !s.cluster_events {
+        // Unauthenticated writes to a state the API server owns: off.
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({
+                "error": "POST /cluster is off: sift watches the API server (--kubeconfig or \
+                          --in-cluster), which is the cluster state, and /cluster has no \
+                          authentication; start sift with --allow-cluster-events to accept \
+                          events anyway (admit only the scheduler to the port, e.g. with \
+                          deploy/'s NetworkPolicy)"
+            })),
+        )
+            .into_response();
+    }
     let body = match read_body(&s, body).await {
         Ok(b) => b,
         Err(r) => return r,
