@@ -33,7 +33,11 @@
 //!   mid-stream, without the terminating chunk),
 //!   [`FakeApiServer::set_down`] (connections are closed as soon as they
 //!   are accepted, open ones are dropped), [`FakeApiServer::set_failing`]
-//!   (requests answered with an error Status).
+//!   (requests answered with an error Status),
+//!   [`FakeApiServer::set_watches_gone`] (every watch answered with 410,
+//!   as an ERROR event or as the HTTP status), and black holes that never
+//!   answer and never close: [`FakeApiServer::set_hang_lists`] (lists) and
+//!   [`FakeApiServer::set_silent_watches`] (watches, open ones too).
 //! - Every request is logged ([`FakeApiServer::requests`]), and every
 //!   event written to a watch ([`FakeApiServer::sent`]).
 
@@ -93,6 +97,17 @@ impl Resource {
     fn of(s: &str) -> Resource {
         Resource::parse(s).unwrap_or_else(|| panic!("the fake API server has no kind {s:?}"))
     }
+}
+
+/// How [`FakeApiServer::set_watches_gone`] answers every watch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Gone {
+    /// 200, then the ERROR event with a `410 Expired` Status, then the end
+    /// of the response: what an API server answers a watch from a
+    /// compacted resourceVersion.
+    Event,
+    /// The HTTP status 410 with a Status body, as a proxy may answer.
+    Status,
 }
 
 /// One request the fake answered (or refused).
@@ -214,6 +229,8 @@ enum Msg {
     End,
     /// Close the connection without ending the response.
     Drop,
+    /// Write nothing more, and keep the connection open.
+    Silence,
 }
 
 struct WatchReg {
@@ -251,6 +268,9 @@ struct State {
     watch_timeout: Option<Duration>,
     page_size: Option<usize>,
     uids: u64,
+    watches_gone: Option<Gone>,
+    hang_lists: bool,
+    silent_watches: bool,
 }
 
 impl State {
@@ -494,6 +514,15 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
         target,
         close,
     })
+}
+
+/// A black hole: answers nothing and keeps the connection open until the
+/// fake stops.
+fn hang(shared: &Shared) -> bool {
+    while !shared.stopped.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
 }
 
 fn write_response(out: &mut TcpStream, code: u16, body: &Value, close: bool) -> bool {
@@ -802,6 +831,39 @@ impl FakeApiServer {
         }
     }
 
+    /// Answers every watch (from now on) with 410 Gone, as `how` says,
+    /// or (None) normally again. Lists are answered normally.
+    pub fn set_watches_gone(&self, how: Option<Gone>) {
+        self.lock().watches_gone = how;
+    }
+
+    /// On: list requests are read (and logged, with status 0) but never
+    /// answered, their connections left open. Off: new lists are answered
+    /// again; those already hanging stay unanswered (a black hole does
+    /// not come back), until the fake stops.
+    pub fn set_hang_lists(&self, on: bool) {
+        self.lock().hang_lists = on;
+    }
+
+    /// On: open watches, and those started from now on (after the
+    /// response head), send nothing more (no event, bookmark or end) and
+    /// keep their connections open, as a half-open connection or a
+    /// black-holed load balancer; they no longer count as open. Off: new
+    /// watches are served again; silenced ones stay silent until the fake
+    /// stops. Returns how many open watches were silenced.
+    pub fn set_silent_watches(&self, on: bool) -> usize {
+        let mut st = self.lock();
+        st.silent_watches = on;
+        if !on {
+            return 0;
+        }
+        let watches = std::mem::take(&mut st.watches);
+        for w in &watches {
+            let _ = w.tx.send(Msg::Silence);
+        }
+        watches.len()
+    }
+
     /// Bookmarks every `interval` on watches that allowed them.
     pub fn set_bookmark_interval(&self, interval: Option<Duration>) {
         self.lock().bookmark_interval = interval;
@@ -1017,6 +1079,19 @@ fn handle(shared: &Shared, req: Request, out: &mut TcpStream) -> bool {
             ),
         );
     }
+    if watch && shared.lock().watches_gone == Some(Gone::Status) {
+        return fail(
+            record,
+            out,
+            410,
+            "too old resource version (the fake API server answers every watch with 410: \
+             test control)",
+        );
+    }
+    if !watch && shared.lock().hang_lists {
+        log(record);
+        return hang(shared);
+    }
     if param("labelSelector").is_some_and(|s| !s.is_empty()) {
         return fail(
             record,
@@ -1161,7 +1236,23 @@ fn watch_stream(
         let interval = st.bookmark_interval.filter(|_| bookmarks);
         let mut first: Vec<Msg> = Vec::new();
         let mut too_old = None;
+        if st.silent_watches {
+            first.push(Msg::Silence);
+        } else if st.watches_gone == Some(Gone::Event) {
+            let status = status_json(
+                410,
+                "Expired",
+                &format!(
+                    "too old resource version: {} ({}) (the fake API server expires every \
+                     watch: test control)",
+                    from.unwrap_or(0),
+                    st.rv
+                ),
+            );
+            too_old = Some(event_line("ERROR", &status));
+        }
         match from {
+            _ if too_old.is_some() || st.silent_watches => {}
             Some(n) if n < st.horizon => {
                 let status = status_json(
                     410,
@@ -1197,7 +1288,7 @@ fn watch_stream(
                 }));
             }
         }
-        if too_old.is_none() {
+        if too_old.is_none() && !st.silent_watches {
             let from = from.unwrap_or(st.rv);
             st.watches.push(WatchReg {
                 id,
@@ -1304,6 +1395,7 @@ fn stream_events(
                 return ok && end_chunks(out).is_ok();
             }
             Msg::End => return end_chunks(out).is_ok(),
+            Msg::Silence => return hang(shared),
             Msg::Drop => {
                 let _ = out.shutdown(Shutdown::Both);
                 return false;

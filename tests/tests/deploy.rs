@@ -884,3 +884,117 @@ fn image_recipe_fits_the_deployment() {
         "build-image.sh does not install busybox as bin/{tool}"
     );
 }
+
+/// sift's routes have no authentication (and /cluster, when allowed,
+/// rewrites sift's view of the cluster): a NetworkPolicy admits only
+/// kube-scheduler (on the pod network by its static pods' label, on the
+/// host network by address) and Prometheus, to sift's port only.
+#[test]
+fn network_policy_admits_only_the_scheduler_and_monitoring_to_sift_port() {
+    let policy = object("NetworkPolicy", Some("sift"));
+    let dep = deployment();
+    assert_eq!(
+        policy["metadata"]["namespace"], dep["metadata"]["namespace"],
+        "the policy is in sift's namespace"
+    );
+    // It selects sift's pods (and only by labels they carry).
+    let labels = &dep["spec"]["template"]["metadata"]["labels"];
+    let selector = &policy["spec"]["podSelector"];
+    assert!(
+        selector.get("matchExpressions").is_none(),
+        "{selector}: matchLabels only"
+    );
+    let match_labels = selector["matchLabels"]
+        .as_object()
+        .expect("podSelector.matchLabels (an empty selector selects every pod)");
+    assert!(!match_labels.is_empty());
+    for (k, v) in match_labels {
+        assert_eq!(
+            &labels[k], v,
+            "podSelector {k} vs the pod template's labels"
+        );
+    }
+    let types: Vec<&str> = policy["spec"]["policyTypes"]
+        .as_array()
+        .expect("policyTypes")
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert!(types.contains(&"Ingress"), "{types:?}");
+    assert!(
+        !types.contains(&"Egress"),
+        "sift must reach the API server: egress is not restricted"
+    );
+
+    // Every rule names its peers (a rule without `from` admits everyone)
+    // and sift's port only (one without `ports` admits every port).
+    let sift = sift_container();
+    let port = listen_port();
+    let rules = policy["spec"]["ingress"].as_array().expect("ingress rules");
+    assert!(!rules.is_empty());
+    let mut peers = Vec::new();
+    for rule in rules {
+        let from = rule["from"]
+            .as_array()
+            .filter(|f| !f.is_empty())
+            .unwrap_or_else(|| panic!("a rule admits everyone: {rule}"));
+        peers.extend(from.iter().cloned());
+        let ports = rule["ports"]
+            .as_array()
+            .filter(|p| !p.is_empty())
+            .unwrap_or_else(|| panic!("a rule admits every port: {rule}"));
+        for p in ports {
+            assert_eq!(
+                container_port(&sift, &p["port"]),
+                port,
+                "NetworkPolicy port {p} vs --listen"
+            );
+            assert!(p.get("endPort").is_none(), "{p}");
+            assert!(p.get("protocol").is_none_or(|v| v == "TCP"), "{p}");
+        }
+    }
+    // The Service's port leads to that same container port.
+    let service = object("Service", Some("sift"));
+    let target = &service["spec"]["ports"][0]["targetPort"];
+    assert_eq!(container_port(&sift, target), port);
+
+    // kube-scheduler as a pod: its static pods' label, in kube-system.
+    assert!(
+        peers.iter().any(|p| {
+            p["namespaceSelector"]["matchLabels"]["kubernetes.io/metadata.name"] == "kube-system"
+                && p["podSelector"]["matchLabels"]["component"] == "kube-scheduler"
+        }),
+        "no peer selects kube-scheduler's pods in kube-system: {peers:?}"
+    );
+    // kube-scheduler on the host network: by address.
+    assert!(
+        peers.iter().any(|p| p["ipBlock"]["cidr"].is_string()),
+        "no ipBlock for a host-network kube-scheduler: {peers:?}"
+    );
+    // No peer admits a whole namespace's pods, or every address.
+    for p in &peers {
+        if p.get("namespaceSelector").is_some() {
+            assert!(
+                p["podSelector"]["matchLabels"]
+                    .as_object()
+                    .is_some_and(|m| !m.is_empty()),
+                "a peer admits every pod of a namespace: {p}"
+            );
+        }
+        if let Some(cidr) = p["ipBlock"]["cidr"].as_str() {
+            assert!(!cidr.ends_with("/0"), "a peer admits every address: {p}");
+        }
+        assert!(
+            p.get("namespaceSelector").is_some() || p.get("ipBlock").is_some(),
+            "a podSelector alone admits only sift-system's own pods: {p}"
+        );
+    }
+
+    // The Deployment does not turn /cluster on.
+    assert!(
+        !args()
+            .iter()
+            .any(|a| a.starts_with("--allow-cluster-events")),
+        "the Deployment allows /cluster events"
+    );
+}

@@ -10,7 +10,7 @@
 //! one on an idle machine).
 
 use serde_json::{Value, json};
-use sift_tests::apiserver::{FakeApiServer, Resource, write_kubeconfig};
+use sift_tests::apiserver::{FakeApiServer, Gone, Resource, write_kubeconfig};
 use sift_tests::{plugins_dir, sift_bin, temp_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -962,4 +962,236 @@ fn paged_lists_are_read_to_the_end() {
     assert_eq!(pod_pages.len(), 4, "{}", rig.api.request_log());
     rig.wait_verdicts(PATIENT, &[("n1", NO_CPU), ("n9", "ok")]);
     assert_eq!(rig.sift.status()["cluster"]["pods"], 7);
+}
+
+/// List requests of every kind that started a list, per kind.
+fn list_starts(api: &FakeApiServer) -> Vec<usize> {
+    Resource::ALL
+        .iter()
+        .map(|r| api.list_starts(r.plural()))
+        .collect()
+}
+
+/// A server (or proxy) that expires every watch: client-go's reflector
+/// backs off between its relists, and so must sift (without: some 200
+/// LISTs in 10 s of a 2-node fake, ~40 % of a core at 5,000 pods, and a
+/// watch that says it is healthy).
+#[test]
+fn watches_expired_again_and_again_relist_with_backoff_and_are_counted() {
+    let rig = Rig::standard("watch-410-loop");
+    let api = &rig.api;
+    let before = list_starts(api);
+    api.set_watches_gone(Some(Gone::Event));
+    assert_eq!(api.expire_watches(), 3);
+    let window = Duration::from_secs(6);
+    std::thread::sleep(window);
+    let lists: Vec<usize> = list_starts(api)
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| a - b)
+        .collect();
+    // The first relist at once, then 0.8 s, 1.6 s, 3.2 s (jittered): about
+    // four in the window. Without backoff: hundreds.
+    for (r, n) in Resource::ALL.iter().zip(&lists) {
+        assert!(
+            (2..=12).contains(n),
+            "{r:?}: {n} lists in {window:?} against a server that expires every watch"
+        );
+    }
+    let (w, _) = wait(PATIENT, "the 410 loop reported", || {
+        let w = rig.sift.watch();
+        ["nodes", "pods", "namespaces"]
+            .iter()
+            .all(|p| {
+                w[p]["gone"].as_u64() >= Some(2)
+                    && w[p]["healthy"] == false
+                    && w[p]["lastError"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("410 Gone"))
+            })
+            .then_some(w)
+    });
+    assert_eq!(w["healthy"], false, "{w:#}");
+    let m = rig.sift.metrics();
+    for kind in ["Node", "Pod", "Namespace"] {
+        let gone = metric(&m, &format!("sift_watch_gone_total{{kind=\"{kind}\"}}"));
+        assert!(gone >= Some(2.0), "{kind}: {m}");
+    }
+    // Still ready on its last state (the lists keep it fresh), saying why.
+    let (code, body) = rig.sift.get("/readyz");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("410 Gone"), "{body}");
+
+    // The server serves watches again: changes arrive through them.
+    api.set_watches_gone(None);
+    api.add(node("n4", "4"));
+    rig.wait_verdicts(PATIENT, &[("n4", "ok")]);
+    wait(PATIENT, "nodes healthy again", || {
+        (rig.sift.watch()["nodes"]["healthy"] == true).then_some(())
+    });
+    rig.assert_counts_match_server();
+}
+
+/// A watch refused with the HTTP status 410 (a proxy's answer): kube-rs's
+/// watcher would retry the same resourceVersion for ever, with no pause;
+/// sift relists, with backoff.
+#[test]
+fn watches_refused_with_410_relist_with_backoff() {
+    let rig = Rig::standard("watch-410-status");
+    let api = &rig.api;
+    let before = list_starts(api);
+    let watches_before = api.watches("nodes");
+    api.set_watches_gone(Some(Gone::Status));
+    api.end_watches();
+    let window = Duration::from_secs(6);
+    std::thread::sleep(window);
+    let lists = api.list_starts("nodes") - before[0];
+    let watches = api.watches("nodes") - watches_before;
+    assert!(
+        lists >= 2,
+        "{lists} node lists in {window:?}: a watch refused with 410 must relist"
+    );
+    assert!(
+        watches <= 12,
+        "{watches} node watches in {window:?} against a server that refuses every watch"
+    );
+    let w = rig.sift.watch();
+    assert!(w["nodes"]["gone"].as_u64() >= Some(2), "{w:#}");
+    api.set_watches_gone(None);
+    api.add(node("n4", "4"));
+    rig.wait_verdicts(PATIENT, &[("n4", "ok")]);
+}
+
+/// A server that accepts a LIST and never answers: without a deadline the
+/// watcher waits for ever, saying it is healthy. With one (2 s here), the
+/// kind is reported unhealthy, naming the deadline, and sift recovers by
+/// itself once lists are answered again (the hung one never is).
+#[test]
+fn a_list_that_never_answers_misses_the_deadline_and_recovers() {
+    let api = standard_api();
+    api.set_hang_lists(true);
+    let rig = Rig::on(api, "watch-list-hang", &["--watch-timeout", "2s"]);
+    let (w, _) = wait(
+        Duration::from_secs(20),
+        "the missed deadline reported",
+        || {
+            let w = rig.sift.watch();
+            ["nodes", "pods", "namespaces"]
+                .iter()
+                .all(|p| {
+                    w[p]["healthy"] == false
+                        && w[p]["lastError"].as_str().is_some_and(|e| {
+                            e.contains(&format!(
+                                "no answer from the API server for 2s (list of {p}"
+                            ))
+                        })
+                })
+                .then_some(w)
+        },
+    );
+    assert_eq!(w["synced"], false, "{w:#}");
+    assert_eq!(w["healthy"], false, "{w:#}");
+    let (code, body) = rig.sift.get("/readyz");
+    assert_eq!(code, 503, "{body}");
+    assert!(body.contains("no answer from the API server"), "{body}");
+
+    rig.api.set_hang_lists(false);
+    wait(PATIENT, "/readyz 200", || {
+        (rig.sift.get("/readyz").0 == 200).then_some(())
+    });
+    wait(PATIENT, "healthy", || {
+        (rig.sift.watch()["healthy"] == true).then_some(())
+    });
+    rig.assert_counts_match_server();
+    rig.wait_verdicts(PATIENT, &[("n1", NO_CPU), ("n2", "ok")]);
+    // Watches ask the server to end them before the deadline.
+    let watch = rig
+        .api
+        .requests()
+        .into_iter()
+        .find(|q| q.is_watch(Resource::Nodes))
+        .unwrap();
+    assert_eq!(watch.param("timeoutSeconds"), Some("1"), "{watch}");
+}
+
+/// A watch stream that goes silent (a half-open connection, a black-holed
+/// load balancer): past the deadline the kind is reported unhealthy and
+/// the watch reconnects; the changes made meanwhile arrive once the server
+/// answers again.
+#[test]
+fn a_silent_watch_misses_the_deadline_and_resumes() {
+    let mut rig = Rig::on(standard_api(), "watch-silent", &["--watch-timeout", "2s"]);
+    rig.wait_ready();
+    let api = &rig.api;
+    api.set_silent_watches(true);
+    api.add(node("n4", "4"));
+    let (w, _) = wait(
+        Duration::from_secs(20),
+        "the missed deadline reported",
+        || {
+            let w = rig.sift.watch();
+            (w["nodes"]["healthy"] == false
+                && w["nodes"]["lastError"].as_str().is_some_and(|e| {
+                    e.contains("no answer from the API server for 2s (watch of nodes")
+                }))
+            .then_some(w)
+        },
+    );
+    assert_eq!(w["synced"], true, "{w:#}");
+    assert_eq!(rig.sift.verdicts(&["n4"])["n4"], NOT_IN_STATE);
+    // Ready on its last state, saying the watch fails.
+    let (code, body) = rig.sift.get("/readyz");
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("no answer from the API server"), "{body}");
+
+    api.set_silent_watches(false);
+    rig.wait_verdicts(PATIENT, &[("n4", "ok")]);
+    wait(PATIENT, "nodes healthy again", || {
+        (rig.sift.watch()["nodes"]["healthy"] == true).then_some(())
+    });
+    assert!(rig.sift.running());
+}
+
+/// With the API server as the source, POST /cluster would let anyone who
+/// reaches the port rewrite sift's view (a fake 4-cpu pod, a deleted
+/// node: every node fails) until the API server resent those objects; it
+/// is off unless --allow-cluster-events.
+#[test]
+fn cluster_events_are_refused_while_watching_unless_allowed() {
+    let rig = Rig::standard("watch-cluster-off");
+    let hog = json!({"type": "ADDED", "object": pod("shop", "fake", Some("n2"), "4", "Running")});
+    let delete = json!({"type": "DELETED", "object": node("n3", "4")});
+    let body = json!([hog, delete]).to_string();
+    let post = |sift: &Sift| {
+        let mut r = sift
+            .agent
+            .post(&format!("{}/cluster", sift.base))
+            .header("Content-Type", "application/json")
+            .send(&body)
+            .expect("/cluster answered");
+        (
+            r.status().as_u16(),
+            r.body_mut().read_to_string().unwrap_or_default(),
+        )
+    };
+    let (code, text) = post(&rig.sift);
+    assert_eq!(code, 403, "{text}");
+    assert!(text.contains("--allow-cluster-events"), "{text}");
+    assert!(text.contains("API server"), "{text}");
+    assert_eq!(
+        rig.sift.verdicts(&["n2", "n3"]),
+        BTreeMap::from([("n2".into(), "ok".into()), ("n3".into(), "ok".into())]),
+        "the state is the API server's"
+    );
+
+    // Allowed explicitly: accepted (and it does change the state).
+    let rig = Rig::on(
+        standard_api(),
+        "watch-cluster-on",
+        &["--allow-cluster-events"],
+    );
+    rig.wait_ready();
+    let (code, text) = post(&rig.sift);
+    assert_eq!(code, 200, "{text}");
+    rig.wait_verdicts(PATIENT, &[("n2", NO_CPU), ("n3", NOT_IN_STATE)]);
 }

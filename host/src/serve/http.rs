@@ -75,6 +75,24 @@ pub struct ServeArgs {
     /// service account (what deploy/ sets up).
     #[arg(long)]
     pub in_cluster: bool,
+    /// With --kubeconfig or --in-cluster: how long sift waits for a byte
+    /// from the API server, on a list (each page) and on a watch, before
+    /// it closes the connection, reports the kind unhealthy in /status and
+    /// /readyz, and retries with backoff. Watches ask the server to end
+    /// them a few seconds before this, so a quiet but healthy server never
+    /// trips it; a list the server has not answered in its own request
+    /// timeout (60s by default) has failed anyway. At least 2s.
+    #[arg(long, default_value = "60s", value_parser = parse_watch_timeout)]
+    pub watch_timeout: Duration,
+    /// Accept POST /cluster events even with --kubeconfig or --in-cluster.
+    /// Off by default there: the API server is the cluster state, and
+    /// anyone who can reach the port could otherwise add pods or delete
+    /// nodes in sift's view (it lasts until the API server sends those
+    /// objects again), failing every node for every pod. Turn it on only
+    /// where a NetworkPolicy (deploy/) admits nothing but the scheduler.
+    /// Without a watch, /cluster is always on.
+    #[arg(long)]
+    pub allow_cluster_events: bool,
     /// The extender's filterVerb: sift answers POST <prefix>/<verb> for any
     /// prefix, so the urlPrefix in kube-scheduler's config is free.
     #[arg(long, default_value = "filter")]
@@ -102,6 +120,19 @@ pub struct ServeArgs {
 
 fn parse_duration_arg(s: &str) -> Result<Duration, String> {
     crate::config::parse_duration(s).map_err(|e| format!("{e:#}"))
+}
+
+fn parse_watch_timeout(s: &str) -> Result<Duration, String> {
+    use informer::WatchOptions;
+    let d = parse_duration_arg(s)?;
+    if d < WatchOptions::MIN_DEADLINE {
+        return Err(format!(
+            "{s} is below {}s: watches must end (timeoutSeconds, whole seconds, at least 1) \
+             before it",
+            WatchOptions::MIN_DEADLINE.as_secs()
+        ));
+    }
+    Ok(d)
 }
 
 /// Why the reload thread wakes up.
@@ -133,6 +164,9 @@ struct Server {
     informer: std::sync::OnceLock<Arc<Informer>>,
     /// A watch is configured: `Nodes`-mode requests' nodes are not kept.
     watching: bool,
+    /// `/cluster` accepts events (always without a watch; with one, only
+    /// with `--allow-cluster-events`).
+    cluster_events: bool,
 }
 
 /// The cluster state with what came from `--cluster` files, so a file
@@ -334,6 +368,7 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         read_timeout: args.read_timeout,
         informer: std::sync::OnceLock::new(),
         watching: watch_source.is_some(),
+        cluster_events: watch_source.is_none() || args.allow_cluster_events,
     });
 
     // File events and SIGHUP wake the reload thread, which owns the reloader.
@@ -376,7 +411,10 @@ pub fn run(args: ServeArgs, runtime: Arc<Runtime>, config: Config, dir: PathBuf)
         tracing::info!(%addr, "sift serve listening");
         if let Some(source) = &watch_source {
             let sink: Arc<dyn Sink> = server.clone();
-            let informer = informer::start(source, sink, metrics.clone()).await?;
+            let options = informer::WatchOptions {
+                deadline: args.watch_timeout,
+            };
+            let informer = informer::start(source, options, sink, metrics.clone()).await?;
             let _ = server.informer.set(informer);
         }
         let app = Router::new()
@@ -877,6 +915,20 @@ fn respond(s: &Server, r: Response) -> Response {
 }
 
 async fn cluster_events(State(s): State<Arc<Server>>, body: Body) -> Response {
+    if !s.cluster_events {
+        // Unauthenticated writes to a state the API server owns: off.
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({
+                "error": "POST /cluster is off: sift watches the API server (--kubeconfig or \
+                          --in-cluster), which is the cluster state, and /cluster has no \
+                          authentication; start sift with --allow-cluster-events to accept \
+                          events anyway (admit only the scheduler to the port, e.g. with \
+                          deploy/'s NetworkPolicy)"
+            })),
+        )
+            .into_response();
+    }
     let body = match read_body(&s, body).await {
         Ok(b) => b,
         Err(r) => return r,

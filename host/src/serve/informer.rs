@@ -14,6 +14,20 @@
 //! of that kind this watch added and the list no longer holds being
 //! removed, so nothing is lost and nothing goes stale; objects from
 //! `--cluster` files and `/cluster` events are not the watch's to remove.
+//!
+//! Two things kube-rs's watcher leaves to its user, sift does:
+//!
+//! - Backoff between relists: the watcher relists at once after `410
+//!   Gone`, so a server (or proxy) that answers every watch with 410 would
+//!   be listed in a loop. As client-go's reflector, a relist that follows
+//!   another within the backoff's window waits (0.8 s doubling to 30 s).
+//! - Deadlines ([`WatchOptions::deadline`]): a LIST the server accepted
+//!   and never answers, or a watch stream that goes silent (a half-open
+//!   connection, a black-holed load balancer), would block the watcher for
+//!   ever. The client's read timeout closes a connection that brings no
+//!   byte for the deadline, and watches ask the server to end them
+//!   (`timeoutSeconds`) a little before it, so a healthy but quiet server
+//!   never trips it.
 
 use super::metrics::{KindLabel, Metrics};
 use super::requests::ClusterEvent;
@@ -28,7 +42,37 @@ use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::time::{Duration, Instant, SystemTime};
+
+/// How the watch treats a server that stops answering.
+#[derive(Clone, Copy, Debug)]
+pub struct WatchOptions {
+    /// Longest wait for a byte from the API server, on a LIST (each page)
+    /// and on a watch stream; past it the connection is closed, the kind
+    /// reported unhealthy, and the request retried with backoff.
+    pub deadline: Duration,
+}
+
+impl WatchOptions {
+    /// The shortest deadline: watches must end (`timeoutSeconds`, whole
+    /// seconds, at least 1) before it.
+    pub const MIN_DEADLINE: Duration = Duration::from_secs(2);
+
+    /// The `timeoutSeconds` watches ask for: 1 to 3 s short of the
+    /// deadline, so that a healthy server ends every watch (or sends an
+    /// event or a bookmark) before the deadline. kube-rs's watcher drops a
+    /// stream that brings nothing for `timeoutSeconds` + 5 s by itself,
+    /// reconnecting without a word: the deadline comes first, and is
+    /// reported.
+    pub fn watch_timeout_secs(&self) -> u32 {
+        let d = self.deadline.as_secs().clamp(2, u64::from(u32::MAX));
+        (d - (d / 2).clamp(1, 3)) as u32
+    }
+}
+
+/// Within this time of the last `410 Gone`, another one backs off: the
+/// window after which kube-rs's (and client-go's) backoff resets itself.
+const GONE_WINDOW: Duration = Duration::from_secs(120);
 
 /// Where the API server and credentials come from.
 #[derive(Clone, Debug)]
@@ -94,6 +138,10 @@ struct KindHealth {
     /// Lists finished after the first (after `410 Gone`, or when a watch
     /// could not resume).
     relists: u64,
+    /// Watches the server ended with `410 Gone` (each means a relist).
+    gone: u64,
+    /// When the last one did: another within [`GONE_WINDOW`] backs off.
+    last_gone: Option<Instant>,
     errors: u64,
     last_event: Option<SystemTime>,
     last_error: Option<(SystemTime, String)>,
@@ -116,6 +164,7 @@ impl KindHealth {
             "objects": self.owned.len(),
             "events": self.events,
             "relists": self.relists,
+            "gone": self.gone,
             "errors": self.errors,
             "lastEvent": self.last_event.map(rfc3339),
             "lastError": self.last_error.as_ref().map(|(_, e)| e.clone()),
@@ -215,8 +264,40 @@ impl Informer {
         }
     }
 
-    fn error(&self, k: Kind, e: &watcher::Error) {
-        let message = describe(e);
+    fn error(&self, k: Kind, e: &watcher::Error, deadline: Duration) {
+        self.failed(k, describe(k, e, deadline));
+    }
+
+    /// Counts a `410 Gone`; true when it follows another within
+    /// [`GONE_WINDOW`], which is reported as a failure (the kind is
+    /// unhealthy until its next event) and backs off.
+    fn gone(&self, k: Kind, e: &watcher::Error) -> bool {
+        let repeat = {
+            let mut h = self.kind(k);
+            h.gone += 1;
+            let repeat = h.last_gone.is_some_and(|t| t.elapsed() < GONE_WINDOW);
+            h.last_gone = Some(Instant::now());
+            repeat
+        };
+        self.metrics.watch_gone.get_or_create(&Self::label(k)).inc();
+        if repeat {
+            self.failed(
+                k,
+                format!(
+                    "watch expired (410 Gone) again within {} of the last: relisting with \
+                     backoff: {}",
+                    humantime(GONE_WINDOW),
+                    describe(k, e, Duration::ZERO)
+                ),
+            );
+        } else {
+            tracing::info!(kind = k.name(), "watch expired (410 Gone): relisting: {e}");
+        }
+        repeat
+    }
+
+    /// Counts a failure and makes the kind unhealthy until its next event.
+    fn failed(&self, k: Kind, message: String) {
         let mut h = self.kind(k);
         h.errors += 1;
         // Once per distinct failure in the log; every one in the counters.
@@ -241,9 +322,38 @@ fn gone(e: &watcher::Error) -> bool {
     }
 }
 
+/// Whether the client's read timeout (the deadline) ended the request.
+fn timed_out(e: &watcher::Error) -> bool {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        // hyper-timeout's error is an `io::Error` of kind TimedOut ("timed
+        // out"); an `io::Error` wrapping another hides it from `source()`.
+        if s.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || s.to_string().ends_with("timed out")
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
 /// A watcher error in words, with its cause (the transport error under
-/// "failed to perform initial object list" is what the operator needs).
-fn describe(e: &watcher::Error) -> String {
+/// "failed to perform initial object list" is what the operator needs);
+/// a missed deadline says so, and what waited.
+fn describe(k: Kind, e: &watcher::Error, deadline: Duration) -> String {
+    if timed_out(e) {
+        let what = match e {
+            watcher::Error::InitialListFailed(_) => "list",
+            _ => "watch",
+        };
+        return format!(
+            "no answer from the API server for {} ({what} of {}; --watch-timeout)",
+            humantime(deadline),
+            k.plural()
+        );
+    }
     let mut text = e.to_string();
     let mut source = std::error::Error::source(e);
     while let Some(s) = source {
@@ -257,6 +367,11 @@ fn describe(e: &watcher::Error) -> String {
     text
 }
 
+/// "30s", "1.5s".
+fn humantime(d: Duration) -> String {
+    format!("{}s", d.as_secs_f64())
+}
+
 /// Reads the kubeconfig now, so a missing or malformed file stops `sift
 /// serve` with its name; connecting happens in [`start`].
 pub fn check(source: &Source) -> Result<()> {
@@ -268,8 +383,8 @@ pub fn check(source: &Source) -> Result<()> {
     Ok(())
 }
 
-async fn client(source: &Source) -> Result<(kube::Client, String)> {
-    let config = match source {
+async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Client, String)> {
+    let mut config = match source {
         Source::Kubeconfig { path, context } => {
             let kc = kube::config::Kubeconfig::read_from(path)
                 .map_err(|e| anyhow!("{e}"))
@@ -287,6 +402,18 @@ async fn client(source: &Source) -> Result<(kube::Client, String)> {
             .map_err(|e| anyhow!("{e}"))
             .context("cannot use the in-cluster configuration (is sift running in a pod with a service account?)")?,
     };
+    // The deadline as the connection's read timeout: no byte for that long
+    // fails the request (a LIST, a watch's start or its stream), closing
+    // its connection (kube-client speaks HTTP/1.1: one request a
+    // connection, so the timeout is the request's). Counted from the
+    // request, not from when a pooled connection went idle.
+    config.read_timeout = Some(options.deadline);
+    config.reset_reader_on_write = true;
+    config.connect_timeout = Some(
+        config
+            .connect_timeout
+            .map_or(options.deadline, |t| t.min(options.deadline)),
+    );
     let server = config.cluster_url.to_string();
     let client = kube::Client::try_from(config)
         .map_err(|e| anyhow!("{e}"))
@@ -299,10 +426,12 @@ async fn client(source: &Source) -> Result<(kube::Client, String)> {
 /// reached is retried with backoff, and shows in `/readyz` and `/status`.
 pub async fn start(
     source: &Source,
+    options: WatchOptions,
     sink: Arc<dyn Sink>,
     metrics: Arc<Metrics>,
 ) -> Result<Arc<Informer>> {
-    let (client, server) = client(source).await?;
+    let (client, server) = client(source, options).await?;
+    let watch_config = WatchConfig::default().timeout(options.watch_timeout_secs());
     let informer = Arc::new(Informer {
         server,
         source: describe_source(source),
@@ -318,7 +447,8 @@ pub async fn start(
     }
     tokio::spawn(watch_kind::<k8s::Node>(
         kube::Api::all(client.clone()),
-        WatchConfig::default(),
+        watch_config.clone(),
+        options,
         Kind::Node,
         informer.clone(),
         sink.clone(),
@@ -327,14 +457,18 @@ pub async fn start(
     // sends DELETED when a pod finishes), as kube-scheduler's informer.
     tokio::spawn(watch_kind::<k8s::Pod>(
         kube::Api::all(client.clone()),
-        WatchConfig::default().fields("status.phase!=Succeeded,status.phase!=Failed"),
+        watch_config
+            .clone()
+            .fields("status.phase!=Succeeded,status.phase!=Failed"),
+        options,
         Kind::Pod,
         informer.clone(),
         sink.clone(),
     ));
     tokio::spawn(watch_kind::<k8s::Namespace>(
         kube::Api::all(client),
-        WatchConfig::default(),
+        watch_config,
+        options,
         Kind::Namespace,
         informer.clone(),
         sink,
@@ -397,107 +531,125 @@ impl Watched for k8s::Namespace {
 async fn watch_kind<K: Watched>(
     api: kube::Api<K>,
     config: WatchConfig,
+    options: WatchOptions,
     kind: Kind,
     informer: Arc<Informer>,
     sink: Arc<dyn Sink>,
 ) {
-    let label = Informer::label(kind);
-    let mut stream = std::pin::pin!(watcher::watcher(api, config));
-    // client-go's reflector backoff: 0.8 s doubling to 30 s, jittered. Not
-    // after `410 Gone`: that is the protocol asking for a relist, at once.
+    // client-go's reflector backoff: 0.8 s doubling to 30 s, jittered,
+    // reset after two minutes without a failure. It is reset by watch
+    // events only, not by a list: a server that lists fine and then fails
+    // (or expires) every watch must not be listed in a loop.
     let mut backoff = watcher::DefaultBackoff::default();
-    while let Some(item) = stream.next().await {
-        let event = match item {
-            Ok(e) => e,
-            Err(e) if gone(&e) => {
-                tracing::info!(
-                    kind = kind.name(),
-                    "watch expired (410 Gone): relisting: {e}"
-                );
-                continue;
-            }
-            Err(e) => {
-                informer.error(kind, &e);
-                if let Some(wait) = backoff.next() {
-                    tokio::time::sleep(wait).await;
+    // A new watcher starts with a list; one is made when the watcher would
+    // not relist by itself (below).
+    'watcher: loop {
+        let mut stream = std::pin::pin!(watcher::watcher(api.clone(), config.clone()));
+        while let Some(item) = stream.next().await {
+            let event = match item {
+                Ok(e) => e,
+                Err(e) if gone(&e) => {
+                    // The protocol asking for a relist: the first at once,
+                    // one that follows another within the window after a
+                    // wait (a server that expires every watch would
+                    // otherwise be listed in a loop).
+                    let repeat = informer.gone(kind, &e);
+                    if repeat && let Some(wait) = backoff.next() {
+                        tokio::time::sleep(wait).await;
+                    }
+                    // A watch refused with 410 (an HTTP status, as a proxy
+                    // may answer) leaves kube-rs's watcher retrying the
+                    // same resourceVersion for ever: start a new one.
+                    if matches!(e, watcher::Error::WatchStartFailed(_)) {
+                        continue 'watcher;
+                    }
+                    continue;
                 }
-                continue;
+                Err(e) => {
+                    informer.error(kind, &e, options.deadline);
+                    if let Some(wait) = backoff.next() {
+                        tokio::time::sleep(wait).await;
+                    }
+                    continue;
+                }
+            };
+            if matches!(event, Event::Apply(_) | Event::Delete(_)) {
+                backoff.reset();
             }
-        };
-        if !matches!(event, Event::Init) {
-            backoff.reset();
+            apply(&informer, kind, &*sink, event);
         }
-        let mut out = Vec::new();
-        {
-            let mut h = informer.kind(kind);
-            // `Init` comes before each list attempt, failed ones too: only
-            // objects and a finished list are progress.
-            if !matches!(event, Event::Init) {
-                h.last_event = Some(SystemTime::now());
+    }
+}
+
+/// Applies one watcher event to the sink and the kind's health.
+fn apply<K: Watched>(informer: &Informer, kind: Kind, sink: &dyn Sink, event: Event<K>) {
+    let label = Informer::label(kind);
+    let mut out = Vec::new();
+    {
+        let mut h = informer.kind(kind);
+        // `Init` comes before each list attempt, failed ones too: only
+        // objects and a finished list are progress.
+        if !matches!(event, Event::Init) {
+            h.last_event = Some(SystemTime::now());
+        }
+        if matches!(
+            event,
+            Event::Apply(_) | Event::InitApply(_) | Event::Delete(_)
+        ) {
+            h.events += 1;
+            informer.metrics.watch_events.get_or_create(&label).inc();
+        }
+        match event {
+            Event::Init => {
+                h.listing = true;
+                h.seen.clear();
             }
-            if matches!(
-                event,
-                Event::Apply(_) | Event::InitApply(_) | Event::Delete(_)
-            ) {
-                h.events += 1;
-                informer.metrics.watch_events.get_or_create(&label).inc();
+            Event::InitApply(obj) | Event::Apply(obj) => {
+                let key = obj.key();
+                if h.listing {
+                    h.seen.insert(key.clone());
+                }
+                match obj.upsert(sink.node_objects()) {
+                    Ok(e) => {
+                        h.owned.insert(key);
+                        out.push(e);
+                    }
+                    Err(e) => {
+                        // The object stays out (or keeps its last
+                        // readable version): one bad object must not
+                        // stop the watch.
+                        tracing::error!(kind = kind.name(), "{key} not applied: {e:#}");
+                    }
+                }
             }
-            match event {
-                Event::Init => {
-                    h.listing = true;
-                    h.seen.clear();
-                }
-                Event::InitApply(obj) | Event::Apply(obj) => {
-                    let key = obj.key();
-                    if h.listing {
-                        h.seen.insert(key.clone());
-                    }
-                    match obj.upsert(sink.node_objects()) {
-                        Ok(e) => {
-                            h.owned.insert(key);
-                            out.push(e);
-                        }
-                        Err(e) => {
-                            // The object stays out (or keeps its last
-                            // readable version): one bad object must not
-                            // stop the watch.
-                            tracing::error!(kind = kind.name(), "{key} not applied: {e:#}");
-                        }
-                    }
-                }
-                Event::Delete(obj) => {
-                    let key = obj.key();
+            Event::Delete(obj) => {
+                let key = obj.key();
+                h.owned.remove(&key);
+                out.push(K::delete(key));
+            }
+            Event::InitDone => {
+                // What this watch added and the list no longer holds
+                // was deleted while the watch was down.
+                let seen = std::mem::take(&mut h.seen);
+                let gone: Vec<String> = h.owned.difference(&seen).cloned().collect();
+                for key in gone {
                     h.owned.remove(&key);
                     out.push(K::delete(key));
                 }
-                Event::InitDone => {
-                    // What this watch added and the list no longer holds
-                    // was deleted while the watch was down.
-                    let seen = std::mem::take(&mut h.seen);
-                    let gone: Vec<String> = h.owned.difference(&seen).cloned().collect();
-                    for key in gone {
-                        h.owned.remove(&key);
-                        out.push(K::delete(key));
-                    }
-                    h.listing = false;
-                    if h.synced {
-                        h.relists += 1;
-                        informer.metrics.watch_relists.get_or_create(&label).inc();
-                    } else {
-                        h.synced = true;
-                        tracing::info!(
-                            kind = kind.name(),
-                            objects = h.owned.len(),
-                            "first list in"
-                        );
-                    }
-                    informer.metrics.watch_synced.get_or_create(&label).set(1);
+                h.listing = false;
+                if h.synced {
+                    h.relists += 1;
+                    informer.metrics.watch_relists.get_or_create(&label).inc();
+                } else {
+                    h.synced = true;
+                    tracing::info!(kind = kind.name(), objects = h.owned.len(), "first list in");
                 }
+                informer.metrics.watch_synced.get_or_create(&label).set(1);
             }
         }
-        if !out.is_empty() {
-            sink.apply(out);
-        }
+    }
+    if !out.is_empty() {
+        sink.apply(out);
     }
 }
 

@@ -74,6 +74,7 @@ pub struct Metrics {
     pub cluster_pods: Gauge,
     pub watch_events: Family<KindLabel, Counter>,
     pub watch_relists: Family<KindLabel, Counter>,
+    pub watch_gone: Family<KindLabel, Counter>,
     pub watch_errors: Family<KindLabel, Counter>,
     pub watch_synced: Family<KindLabel, Gauge>,
 }
@@ -100,6 +101,7 @@ impl Metrics {
             cluster_pods: Gauge::default(),
             watch_events: Family::default(),
             watch_relists: Family::default(),
+            watch_gone: Family::default(),
             watch_errors: Family::default(),
             watch_synced: Family::default(),
             registry: Registry::default(),
@@ -165,8 +167,15 @@ impl Metrics {
             m.watch_relists.clone(),
         );
         registry.register(
+            "watch_gone",
+            "Watches the API server ended with 410 Gone (each is followed by a relist; one \
+             within two minutes of another waits with backoff, and counts as an error), by kind",
+            m.watch_gone.clone(),
+        );
+        registry.register(
             "watch_errors",
-            "Failed lists and watches (each retried with backoff), by kind",
+            "Failed lists and watches, missed deadlines (--watch-timeout) and repeated 410 Gone \
+             (each retried with backoff), by kind",
             m.watch_errors.clone(),
         );
         registry.register(
