@@ -20,10 +20,11 @@ use crate::engine::schedule::{Scheduler, TieBreak};
 use crate::engine::{CycleOutcome, Engine};
 use crate::input::Objects;
 use crate::input::kube;
-use crate::input::workload::{Event, EventType};
+use crate::input::workload::{Event, EventType, Events};
 use crate::plugins::extender::http_extenders;
 use crate::plugins::registry::Catalog;
-use crate::simulate::{self, Runner, report::Report};
+use crate::simulate::report::{Outputs, Report};
+use crate::simulate::{self, Runner};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
@@ -468,9 +469,10 @@ fn run_simulation_case(
                 schedulers,
                 cluster,
                 &input,
-                &events,
+                &mut Events::new(events),
                 &session,
                 &options,
+                Outputs::keep_all(),
                 &mut (),
             )?
         }
@@ -479,7 +481,14 @@ fn run_simulation_case(
                 scheduler_name: Some(config.scheduler_name().to_string()),
                 ..Default::default()
             };
-            simulate::run(scheduler, cluster, &events, &sim_options, &mut ())?
+            simulate::run(
+                scheduler,
+                cluster,
+                &mut Events::new(events),
+                &sim_options,
+                Outputs::keep_all(),
+                &mut (),
+            )?
         }
     };
     Ok(compare_simulation(&case.expect, &report))

@@ -11,7 +11,8 @@ use crate::engine::schedule::{Scheduler, TieBreak};
 use crate::input::workload::{self, Event, EventType};
 use crate::input::{Objects, kube};
 use crate::plugins::extender::http_extenders;
-use crate::simulate::{self, Options, Progress, Runner, batch, plot, report::Report};
+use crate::simulate::report::{Output, Outputs, Report};
+use crate::simulate::{self, Options, Progress, Runner, batch, plot};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use std::io::Write;
@@ -65,7 +66,9 @@ pub(super) struct SimulateArgs {
     #[arg(long)]
     no_retry: bool,
     /// Write each pod's outcome as JSON lines (node or FitError message,
-    /// attempts, times, reserved annotations).
+    /// attempts, times, reserved annotations). A line is written when the
+    /// pod is finished: pods that leave in the order they leave, then the
+    /// pods still there at the end in order of arrival.
     #[arg(long, value_name = "FILE.jsonl")]
     pods_out: Option<PathBuf>,
     /// Write allocation and pending pods over the replay as CSV (one row
@@ -111,14 +114,16 @@ pub(super) struct SimulateArgs {
 struct Bar(indicatif::ProgressBar);
 
 impl Progress for Bar {
-    fn attempted(&mut self, done: usize, total: usize) {
-        self.0.set_length(total as u64);
-        self.0.set_position(done as u64);
+    fn attempted(&mut self, done: u64, total: u64) {
+        self.0.set_length(total);
+        self.0.set_position(done);
     }
 }
 
 pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     let cluster = Objects::read_files(&a.cluster)?;
+    // The cluster files' pending pods arrive first; the workload file is
+    // read as each replay goes (it may be far larger than memory).
     let mut events: Vec<Event> = Vec::new();
     let mut bound = Objects {
         nodes: cluster.nodes.clone(),
@@ -136,17 +141,26 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             });
         }
     }
-    if let Some(file) = &a.workload {
-        let mut more = workload::read(file)?;
-        if !events.is_empty() && more.iter().any(|e| e.time.is_some_and(|t| t > 0)) {
-            tracing::info!(
-                "{} pending pods from the cluster files arrive at time 0",
-                events.len()
-            );
-        }
-        events.append(&mut more);
+    let bound_keys: Vec<String> = bound.pods.iter().map(|(p, _)| kube::pod_key(p)).collect();
+    let open = || -> Result<workload::Events> {
+        let events = match &a.workload {
+            Some(file) => workload::Events::open(file, events.clone())?,
+            None => workload::Events::new(events.clone()),
+        };
+        Ok(events.with_bound(bound_keys.iter().map(String::as_str)))
+    };
+    if let Some(file) = &a.workload
+        && !events.is_empty()
+        && workload::Events::open(file, Vec::new())?
+            .peek()?
+            .is_some_and(|e| e.time.is_some())
+    {
+        tracing::info!(
+            "{} pending pods from the cluster files arrive at time 0",
+            events.len()
+        );
     }
-    if events.is_empty() {
+    if open()?.peek()?.is_none() {
         bail!(
             "nothing to simulate: the cluster files have no pending pod and no --workload was given"
         );
@@ -192,11 +206,6 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         for (_, c) in &mut configs {
             c.apply_batch_defaults();
         }
-    }
-    if let Some(key) = &a.explain
-        && !events.iter().any(|e| kube::pod_key(&e.object) == *key)
-    {
-        bail!("--explain {key}: no pod of the workload has that namespace/name");
     }
     let mut reports: Vec<(String, Report, f64)> = Vec::new();
     for (label, config) in &configs {
@@ -252,10 +261,28 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
             explain: a.explain.clone(),
             scheduler_name: Some(config.scheduler_name().to_string()),
         };
-        let bar = indicatif::ProgressBar::new(events.len() as u64);
+        let mut events = open()?;
+        if let Some(key) = &a.explain {
+            events.watch(key);
+        }
+        let outputs = Outputs {
+            pods: a
+                .pods_out
+                .as_ref()
+                .map(|p| create(&output_path(p, label, configs.len())))
+                .transpose()?,
+            timeline: a
+                .timeline
+                .as_ref()
+                .map(|p| create(&output_path(p, label, configs.len())))
+                .transpose()?,
+            keep: a.json,
+        };
+        // The workload is streamed: the bar follows the bytes read.
+        let bar = indicatif::ProgressBar::new(events.progress().1);
         bar.set_style(
             indicatif::ProgressStyle::with_template(
-                "{prefix} [{bar:40}] {pos}/{len} events, {elapsed} (eta {eta})",
+                "{prefix} [{bar:40}] {bytes}/{total_bytes} of the workload, {elapsed} (eta {eta})",
             )
             .map_err(|e| anyhow!("{e}"))?
             .progress_chars("=> "),
@@ -273,26 +300,32 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                     schedulers,
                     state,
                     &batch_input,
-                    &events,
+                    &mut events,
                     session,
                     &options,
+                    outputs,
                     &mut progress,
                 )?
             }
-            (Runner::Scheduler(scheduler), _) => {
-                simulate::run(scheduler, state, &events, &options, &mut progress)?
-            }
+            (Runner::Scheduler(scheduler), _) => simulate::run(
+                scheduler,
+                state,
+                &mut events,
+                &options,
+                outputs,
+                &mut progress,
+            )?,
             (Runner::Batch(_), None) => bail!("batch mode without a session configuration"),
         };
         progress.0.finish_and_clear();
+        if let Some(key) = &a.explain
+            && !events.saw()
+        {
+            bail!("--explain {key}: no pod of the workload has that namespace/name");
+        }
         reports.push((label.clone(), report, started.elapsed().as_secs_f64()));
     }
-    for (path, what) in [
-        (&a.pods_out, "pods"),
-        (&a.timeline, "timeline"),
-        (&a.groups_out, "groups"),
-        (&a.queues_out, "queues"),
-    ] {
+    for (path, what) in [(&a.groups_out, "groups"), (&a.queues_out, "queues")] {
         let Some(path) = path else { continue };
         for (label, report, _) in &reports {
             let file = output_path(path, label, reports.len());
@@ -301,10 +334,8 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
                     .map_err(|e| anyhow!("cannot write {}: {e}", file.display()))?,
             );
             match what {
-                "pods" => report.write_pods(&mut out),
                 "groups" => report.write_groups(&mut out),
-                "queues" => report.write_queues(&mut out),
-                _ => report.write_timeline(&mut out),
+                _ => report.write_queues(&mut out),
             }
             .and_then(|_| out.flush())
             .map_err(|e| anyhow!("cannot write {}: {e}", file.display()))?;
@@ -336,6 +367,16 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     }
     print!("{}", table(&reports, a.at_arrived));
     Ok(ExitCode::SUCCESS)
+}
+
+/// A file the replay writes as it goes.
+fn create(path: &Path) -> Result<Output> {
+    let file =
+        std::fs::File::create(path).map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    Ok(Output {
+        name: path.display().to_string(),
+        out: Box::new(std::io::BufWriter::new(file)),
+    })
 }
 
 /// The file name of a config: its stem.
@@ -400,7 +441,7 @@ fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
     out.push('\n');
     for (label, report, secs) in reports {
         let (bound, unscheduled) = report.counts();
-        let attempts: u32 = report.pods.iter().map(|p| p.attempts).sum();
+        let attempts = report.totals.attempts;
         let mut row = format!("{label:<24} {bound:>9} {unscheduled:>11} {attempts:>8}");
         let allocation = report.final_allocation();
         for &i in &shown {
@@ -427,14 +468,16 @@ fn table(reports: &[(String, Report, f64)], at_arrived: Option<i64>) -> String {
                 out.push_str(&format!("  {n:>6}  {reason}\n"));
             }
         }
-        let preempted = report
-            .pods
-            .iter()
-            .filter(|p| p.preempted_by.is_some())
-            .count();
+        let preempted = report.totals.preempted;
         if preempted > 0 {
             out.push_str(&format!(
                 "\n{preempted} bound pod(s) evicted by preemption (see --pods-out: preemptedBy)\n"
+            ));
+        }
+        if report.off_cluster > 0 {
+            out.push_str(&format!(
+                "\n{} pod(s) of the workload bound to nodes not in the cluster: counted apart, not in allocation (see the warnings)\n",
+                report.off_cluster
             ));
         }
         if let Some(n) = report.sessions {

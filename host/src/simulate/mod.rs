@@ -30,12 +30,13 @@ pub mod report;
 use crate::cluster::ClusterState;
 use crate::engine::schedule::{Attempt, Scheduler};
 use crate::input::kube;
-use crate::input::workload::{Event, EventType};
+use crate::input::workload::{EventType, Events};
 use anyhow::Result;
 use k8s_openapi::api::core::v1 as k8s;
 use preemption::PostFilter;
 use queue::{QueueKey, SchedulingQueue};
-use report::{Explanation, Report, Tracker};
+use report::{Explanation, Outputs, Report, Tracker};
+use sift_sdk::Resources;
 
 /// The pod as assumed on its chosen node: `spec.nodeName` set, the
 /// reserve steps' annotations added.
@@ -85,40 +86,50 @@ pub struct Options {
     pub scheduler_name: Option<String>,
 }
 
-/// Told after each event group and attempt (e.g. a progress bar).
+/// Told after each instant (e.g. a progress bar): how far into the
+/// workload file the replay is, in bytes, and its size.
 pub trait Progress {
-    fn attempted(&mut self, _done_events: usize, _total_events: usize) {}
+    fn attempted(&mut self, _done: u64, _total: u64) {}
 }
 
 impl Progress for () {}
 
-/// Replays `events` over `cluster` with `scheduler`.
+/// What a bound pod holds on a node of the cluster: nothing when its node
+/// is not in the cluster (kube-scheduler's cache keeps such a pod on a
+/// node-less NodeInfo, using no node's capacity).
+pub fn held(cluster: &ClusterState, key: &str) -> Option<Resources> {
+    cluster
+        .bound_requests(key)
+        .filter(|(node, _)| cluster.contains_node(node))
+        .map(|(_, r)| r.clone())
+}
+
+/// Replays the workload `events` (read as it goes) over `cluster` with
+/// `scheduler`; the report's pods and samples go to `outputs`.
 pub fn run(
     scheduler: &mut Scheduler,
     mut cluster: ClusterState,
-    events: &[Event],
+    events: &mut Events,
     options: &Options,
+    outputs: Outputs,
     progress: &mut dyn Progress,
 ) -> Result<Report> {
     let scheduler_name = options
         .scheduler_name
         .clone()
         .unwrap_or_else(|| kube::DEFAULT_SCHEDULER_NAME.to_string());
-    let mut tracker = Tracker::new(&mut cluster);
+    let mut tracker = Tracker::new(&mut cluster, outputs);
     let mut queue: SchedulingQueue<k8s::Pod> = SchedulingQueue::new();
-    let mut i = 0;
-    while i < events.len() {
-        let now = events[i].time.unwrap_or(0);
+    while let Some(now) = events.peek_time()? {
         let mut freed = false;
-        while i < events.len() && events[i].time.unwrap_or(0) == now {
-            let event = &events[i];
-            i += 1;
+        while events.peek_time()? == Some(now) {
+            let Some(event) = events.next()? else { break };
             let key = kube::pod_key(&event.object);
             match event.kind {
                 EventType::Added => {
                     if kube::bound_node(&event.object).is_some() {
                         cluster.upsert_pod(&event.object)?;
-                        tracker.bound_from_input(&cluster, &key);
+                        tracker.bound_from_input(&cluster, &key, &events.origin());
                         continue;
                     }
                     if let Some(why) = kube::not_for_scheduler(&event.object, &scheduler_name) {
@@ -139,7 +150,7 @@ pub fn run(
                         .map(|t| t.0.to_string())
                         .unwrap_or_default();
                     let qkey = QueueKey::new(priority, now, created, key.clone());
-                    if queue.add(qkey, event.object.clone()) {
+                    if queue.add(qkey, event.object) {
                         tracker.arrived(&key, now);
                     }
                 }
@@ -147,10 +158,10 @@ pub fn run(
                     if queue.remove(&key) {
                         cluster.clear_nomination(&key);
                         tracker.departed(&key, now, None);
-                    } else if let Some((_, requests)) = cluster.bound_requests(&key) {
-                        let requests = requests.clone();
+                    } else if cluster.bound_requests(&key).is_some() {
+                        let requests = held(&cluster, &key);
                         cluster.remove_pod_key(&key);
-                        tracker.departed(&key, now, Some(&requests));
+                        tracker.departed(&key, now, requests.as_ref());
                         freed = true;
                     }
                 }
@@ -181,9 +192,10 @@ pub fn run(
             tracker.sample(now, queue.active_len() + queue.unschedulable_len());
         }
         tracker.sample(now, queue.active_len() + queue.unschedulable_len());
-        progress.attempted(i, events.len());
+        let (done, total) = events.progress();
+        progress.attempted(done, total);
     }
-    Ok(tracker.finish())
+    tracker.finish()
 }
 
 /// What one scheduling cycle did with a pod.
@@ -286,7 +298,7 @@ fn attempt(
         PostFilter::Preempt { node, victims } => {
             tracker.failed(key, Some(&pod.requests), fit_error, None);
             for v in &victims {
-                let freed = cluster.bound_requests(v).map(|(_, r)| r.clone());
+                let freed = held(cluster, v);
                 cluster.remove_pod_key(v);
                 tracker.preempted(v, key, now, freed.as_ref());
             }

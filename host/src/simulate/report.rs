@@ -5,6 +5,7 @@ use crate::cluster::ClusterState;
 use crate::engine::CycleOutcome;
 use crate::engine::schedule::Decision;
 use crate::input::kube::{SkipReason, SkippedPods};
+use anyhow::Result;
 use serde::Serialize;
 use sift_sdk::Resources;
 use std::collections::{BTreeMap, HashMap};
@@ -179,10 +180,14 @@ impl Explanation {
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Report {
-    /// In order of first arrival.
+    /// In order of first arrival; only when the tracker keeps them
+    /// ([`Outputs::keep`]), else they went to `--pods-out` as they
+    /// finished.
     pub pods: Vec<PodOutcome>,
     /// Tracked resources and the cluster's allocatable total of each.
     pub resources: Vec<(String, i64)>,
+    /// Every sample with [`Outputs::keep`]; else at most
+    /// [`PLOT_SAMPLES`] of them, evenly thinned, the last one included.
     pub samples: Vec<Sample>,
     /// Pods the scheduler does not take, by reason.
     pub skipped: BTreeMap<String, usize>,
@@ -197,25 +202,182 @@ pub struct Report {
     /// Batch mode: sessions run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sessions: Option<u32>,
+    /// Pods of the workload bound to a node the cluster does not have
+    /// (kube-scheduler's cache keeps them on a node-less NodeInfo): they
+    /// use no node's capacity and count neither as scheduled nor in
+    /// allocation.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub off_cluster: usize,
+    /// Counts over every pod, kept as they finished.
+    #[serde(skip)]
+    pub totals: Totals,
+    /// Per resource: the samples bucketed by arrived demand.
+    #[serde(skip)]
+    arrived_buckets: Vec<ArrivedBuckets>,
 }
 
-/// Builds the report as the loop goes.
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Counts over all pods of a replay, summed as each pod finishes, so the
+/// report needs no pod kept.
+#[derive(Clone, Debug, Default)]
+pub struct Totals {
+    /// Pods bound by the loop or bound in the workload (they may have left
+    /// since).
+    pub bound: usize,
+    /// Pods neither bound nor gone at the end.
+    pub unscheduled: usize,
+    /// Scheduling cycles.
+    pub attempts: u64,
+    /// Bound pods evicted by preemption.
+    pub preempted: usize,
+    /// Unscheduled pods by the reasons in their message.
+    pub unscheduled_by_reason: BTreeMap<String, usize>,
+}
+
+/// Where a report goes as the replay runs, so nothing per pod or per
+/// attempt has to be kept for a long workload.
+#[derive(Default)]
+pub struct Outputs {
+    /// Each pod's outcome as a JSON line, written when the pod is finished
+    /// (it left, or the replay ended).
+    pub pods: Option<Output>,
+    /// The timeline CSV, a row per sample as it is taken.
+    pub timeline: Option<Output>,
+    /// Keep every pod's outcome and every sample in the report (`--json`,
+    /// the conformance cases).
+    pub keep: bool,
+}
+
+impl Outputs {
+    /// Everything kept in the report, nothing written.
+    pub fn keep_all() -> Outputs {
+        Outputs {
+            keep: true,
+            ..Default::default()
+        }
+    }
+}
+
+/// A file the tracker writes.
+pub struct Output {
+    /// For messages.
+    pub name: String,
+    pub out: Box<dyn Write>,
+}
+
+/// Samples kept for plots when not all are: enough for any screen.
+pub const PLOT_SAMPLES: usize = 1 << 15;
+
+/// The samples of one resource by arrived demand (% of capacity, rounded
+/// half to even), for [`Report::allocation_at_arrived`]: each bucket's
+/// allocation % summed in sample order, as the metric's script sums them.
+#[derive(Clone, Debug, Default)]
+struct ArrivedBuckets {
+    buckets: BTreeMap<i64, Bucket>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Bucket {
+    n: usize,
+    sum: f64,
+    /// When the bucket below is empty: the sum of the bucket two below
+    /// continued with this one's values, in sample order (the fallback of
+    /// an empty bucket averages its two neighbours).
+    gap: Option<f64>,
+}
+
+fn round2(x: f64) -> f64 {
+    (x * 100.0).round_ties_even() / 100.0
+}
+
+impl ArrivedBuckets {
+    /// Arrived demand only grows, so a bucket's samples all come after
+    /// those of the buckets below it: sums per bucket in sample order are
+    /// the sums over all samples in order, bucket by bucket.
+    fn record(&mut self, arrived: i64, used: i64, cap: i64) {
+        if cap <= 0 {
+            return;
+        }
+        let a = (100.0 * arrived as f64 / cap as f64).round_ties_even() as i64;
+        let v = round2(100.0 * used as f64 / cap as f64);
+        if !self.buckets.contains_key(&a) {
+            let gap = (!self.buckets.contains_key(&(a - 1)))
+                .then(|| self.buckets.get(&(a - 2)).map_or(0.0, |b| b.sum));
+            self.buckets.insert(
+                a,
+                Bucket {
+                    gap,
+                    ..Default::default()
+                },
+            );
+        }
+        let b = self.buckets.get_mut(&a).expect("inserted above");
+        b.n += 1;
+        b.sum += v;
+        if let Some(g) = &mut b.gap {
+            *g += v;
+        }
+    }
+
+    fn at(&self, k: i64) -> Option<f64> {
+        let get = |a: i64| self.buckets.get(&a).filter(|b| b.n > 0);
+        if let Some(b) = get(k) {
+            return Some(round2(b.sum / b.n as f64));
+        }
+        match (get(k - 1), get(k + 1)) {
+            (below, Some(above)) => {
+                let n = below.map_or(0, |b| b.n) + above.n;
+                above.gap.map(|g| round2(g / n as f64))
+            }
+            (Some(below), None) => Some(round2(below.sum / below.n as f64)),
+            (None, None) => None,
+        }
+    }
+}
+
+/// A pod in the replay now.
+struct Live {
+    /// Order of first arrival.
+    seq: u64,
+    outcome: PodOutcome,
+    /// Its requests are counted into `arrived` (at its first attempt).
+    counted: bool,
+    /// Bound to a node the cluster does not have.
+    off_cluster: bool,
+}
+
+/// Builds the report as the loop goes. It holds state for the pods in the
+/// replay now only: a pod that leaves is written out and summed into the
+/// totals.
 pub struct Tracker {
-    pods: Vec<PodOutcome>,
-    index: HashMap<String, usize>,
+    live: HashMap<String, Live>,
+    next_seq: u64,
+    /// Finished pods, with [`Outputs::keep`].
+    kept: Vec<(u64, PodOutcome)>,
+    totals: Totals,
+    off_cluster: usize,
     resources: Vec<(String, i64)>,
     used: Vec<i64>,
     arrived: Vec<i64>,
-    attempts: u64,
     scheduled: u64,
+    last: Sample,
     samples: Vec<Sample>,
+    /// Samples taken (after deduplication).
+    taken: u64,
+    /// Without `keep`: one sample in `stride` goes to `samples`.
+    stride: u64,
+    arrived_buckets: Vec<ArrivedBuckets>,
     skipped: SkippedPods,
     explanation: Option<Explanation>,
-    /// Requests by pod, counted into `arrived` at the first attempt.
-    counted: HashMap<String, bool>,
     groups: Vec<GroupOutcome>,
     queues: Vec<QueueSample>,
     sessions: Option<u32>,
+    outputs: Outputs,
+    /// The first write error, reported by [`Tracker::finish`].
+    write_error: Option<anyhow::Error>,
 }
 
 /// cpu, memory, then every extended resource a node offers, by name.
@@ -248,7 +410,7 @@ fn amount(r: &Resources, name: &str) -> i64 {
 }
 
 impl Tracker {
-    pub fn new(cluster: &mut ClusterState) -> Tracker {
+    pub fn new(cluster: &mut ClusterState, outputs: Outputs) -> Tracker {
         let snapshot = cluster.snapshot();
         let resources = tracked_resources(&snapshot);
         let mut used = vec![0; resources.len()];
@@ -265,37 +427,64 @@ impl Tracker {
             used: used.clone(),
             arrived: vec![0; resources.len()],
         };
-        Tracker {
+        let mut tracker = Tracker {
             arrived: vec![0; resources.len()],
             used,
+            arrived_buckets: vec![ArrivedBuckets::default(); resources.len()],
             resources,
-            pods: Vec::new(),
-            index: HashMap::new(),
-            attempts: 0,
+            live: HashMap::new(),
+            next_seq: 0,
+            kept: Vec::new(),
+            totals: Totals::default(),
+            off_cluster: 0,
             scheduled: 0,
-            samples: vec![first],
+            last: first.clone(),
+            samples: Vec::new(),
+            taken: 0,
+            stride: 1,
             skipped: SkippedPods::default(),
             explanation: None,
-            counted: HashMap::new(),
             groups: Vec::new(),
             queues: Vec::new(),
             sessions: None,
+            outputs,
+            write_error: None,
+        };
+        if let Some(out) = &mut tracker.outputs.timeline {
+            let header = timeline_header(&tracker.resources);
+            let r = writeln!(out.out, "{header}");
+            note(&mut tracker.write_error, &out.name, r);
         }
+        tracker.record(first);
+        tracker
     }
 
     fn outcome(&mut self, key: &str) -> &mut PodOutcome {
-        let i = match self.index.get(key) {
-            Some(i) => *i,
-            None => {
-                self.pods.push(PodOutcome {
-                    pod: key.to_string(),
-                    ..Default::default()
-                });
-                self.index.insert(key.to_string(), self.pods.len() - 1);
-                self.pods.len() - 1
-            }
-        };
-        &mut self.pods[i]
+        &mut self.live_mut(key).outcome
+    }
+
+    fn live_mut(&mut self, key: &str) -> &mut Live {
+        if !self.live.contains_key(key) {
+            self.live.insert(
+                key.to_string(),
+                Live {
+                    seq: self.next_seq,
+                    outcome: PodOutcome {
+                        pod: key.to_string(),
+                        ..Default::default()
+                    },
+                    counted: false,
+                    off_cluster: false,
+                },
+            );
+            self.next_seq += 1;
+        }
+        self.live.get_mut(key).expect("inserted above")
+    }
+
+    /// Pods the tracker holds state for: those in the replay now.
+    pub fn live_pods(&self) -> usize {
+        self.live.len()
     }
 
     pub fn arrived(&mut self, key: &str, now: u64) {
@@ -303,14 +492,23 @@ impl Tracker {
         o.arrived = now;
     }
 
-    /// A pod of the workload that came already bound.
-    pub fn bound_from_input(&mut self, cluster: &ClusterState, key: &str) {
+    /// A pod of the workload that came already bound (`origin`: where, for
+    /// the warning about a node the cluster does not have).
+    pub fn bound_from_input(&mut self, cluster: &ClusterState, key: &str, origin: &str) {
         if let Some((node, requests)) = cluster.bound_requests(key) {
             let node = node.to_string();
-            let requests = requests.clone();
-            self.add_used(&requests, 1);
-            let o = self.outcome(key);
-            o.node = Some(node);
+            let on_cluster = cluster.contains_node(&node);
+            if on_cluster {
+                let requests = requests.clone();
+                self.add_used(&requests, 1);
+            } else {
+                tracing::warn!(
+                    "{origin}: pod {key} is bound to node {node}, which is not in the cluster: it uses no node's capacity and is counted apart, not in allocation"
+                );
+            }
+            let live = self.live_mut(key);
+            live.off_cluster = !on_cluster;
+            live.outcome.node = Some(node);
         }
     }
 
@@ -325,11 +523,14 @@ impl Tracker {
     }
 
     fn count_attempt(&mut self, key: &str, requests: Option<&Resources>) {
-        self.attempts += 1;
-        self.outcome(key).attempts += 1;
-        if let Some(r) = requests
-            && self.counted.insert(key.to_string(), true).is_none()
-        {
+        self.totals.attempts += 1;
+        let live = self.live_mut(key);
+        live.outcome.attempts += 1;
+        let first = requests.is_some() && !live.counted;
+        if first {
+            live.counted = true;
+        }
+        if let Some(r) = requests.filter(|_| first) {
             for (i, (name, _)) in self.resources.iter().enumerate() {
                 self.arrived[i] += amount(r, name);
             }
@@ -362,28 +563,32 @@ impl Tracker {
         o.preemption = preemption;
     }
 
-    /// A pod left: `freed` is what it held when bound.
+    /// A pod left: `freed` is what it held on a node of the cluster. Its
+    /// outcome is final: written out, and the tracker forgets it.
     pub fn departed(&mut self, key: &str, now: u64, freed: Option<&Resources>) {
         if let Some(r) = freed {
             self.add_used(r, -1);
         }
         self.outcome(key).departed = Some(now);
+        if let Some(live) = self.live.remove(key) {
+            self.finish_pod(live);
+        }
     }
 
     /// When a pod started: bound by the loop at `scheduled`, else 0 (it
     /// came bound).
     pub fn started(&self, key: &str) -> u64 {
-        self.index
+        self.live
             .get(key)
-            .and_then(|i| self.pods[*i].scheduled)
+            .and_then(|l| l.outcome.scheduled)
             .unwrap_or(0)
     }
 
     /// A preemption evicted `victim` for `by`; `freed` is what it held.
     pub fn preempted(&mut self, victim: &str, by: &str, now: u64, freed: Option<&Resources>) {
-        self.departed(victim, now, freed);
         self.outcome(victim).preempted_by = Some(by.to_string());
         self.outcome(by).preempted.push(victim.to_string());
+        self.departed(victim, now, freed);
     }
 
     /// A preemption nominated `key` to `node`.
@@ -395,32 +600,110 @@ impl Tracker {
         self.explanation = Some(e);
     }
 
+    /// A pod's outcome is final: summed, written, kept if asked.
+    fn finish_pod(&mut self, live: Live) {
+        let o = live.outcome;
+        if live.off_cluster {
+            self.off_cluster += 1;
+        } else if o.node.is_some() {
+            self.totals.bound += 1;
+        } else if o.departed.is_none() {
+            self.totals.unscheduled += 1;
+            for r in reasons_of(o.message.as_deref().unwrap_or("")) {
+                *self.totals.unscheduled_by_reason.entry(r).or_default() += 1;
+            }
+        }
+        if o.preempted_by.is_some() {
+            self.totals.preempted += 1;
+        }
+        if let Some(out) = &mut self.outputs.pods {
+            let r = serde_json::to_writer(&mut out.out, &o)
+                .map_err(std::io::Error::from)
+                .and_then(|_| out.out.write_all(b"\n"));
+            note(&mut self.write_error, &out.name, r);
+        }
+        if self.outputs.keep {
+            self.kept.push((live.seq, o));
+        }
+    }
+
     /// Records the cluster now; one sample per attempt is what the FGD
     /// paper's curves need, so the loop calls it per attempt too.
     pub fn sample(&mut self, time: u64, pending: usize) {
+        let l = &self.last;
+        if l.attempts == self.totals.attempts && l.time == time && l.used == self.used {
+            return;
+        }
         let s = Sample {
             time,
-            attempts: self.attempts,
+            attempts: self.totals.attempts,
             scheduled: self.scheduled,
             pending: pending as u64,
             used: self.used.clone(),
             arrived: self.arrived.clone(),
         };
-        if self
-            .samples
-            .last()
-            .is_some_and(|l| l.attempts == s.attempts && l.time == s.time && l.used == s.used)
-        {
-            return;
-        }
-        self.samples.push(s);
+        self.record(s);
     }
 
-    pub fn finish(self) -> Report {
-        Report {
-            pods: self.pods,
+    /// A new sample: to the timeline, the arrived-demand buckets and
+    /// (every one, or one in `stride`) the report's samples.
+    fn record(&mut self, s: Sample) {
+        if let Some(out) = &mut self.outputs.timeline {
+            let r = writeln!(out.out, "{}", timeline_row(&s, &self.resources));
+            note(&mut self.write_error, &out.name, r);
+        }
+        for (i, (_, cap)) in self.resources.iter().enumerate() {
+            self.arrived_buckets[i].record(s.arrived[i], s.used[i], *cap);
+        }
+        if self.outputs.keep || self.taken.is_multiple_of(self.stride) {
+            self.samples.push(s.clone());
+            if !self.outputs.keep && self.samples.len() >= PLOT_SAMPLES {
+                // Thin to every other one: the kept samples stay evenly
+                // spaced among those taken.
+                let mut i = 0;
+                self.samples.retain(|_| {
+                    i += 1;
+                    (i - 1) % 2 == 0
+                });
+                self.stride *= 2;
+            }
+        }
+        self.taken += 1;
+        self.last = s;
+    }
+
+    /// The report: pods still in the replay are finished (in order of
+    /// arrival) and written; an error names the output that failed.
+    pub fn finish(mut self) -> Result<Report> {
+        let mut live: Vec<Live> = std::mem::take(&mut self.live).into_values().collect();
+        live.sort_by_key(|l| l.seq);
+        for l in live {
+            self.finish_pod(l);
+        }
+        let mut samples = std::mem::take(&mut self.samples);
+        if samples.last().is_none_or(|s| {
+            s.attempts != self.last.attempts
+                || s.time != self.last.time
+                || s.used != self.last.used
+                || s.pending != self.last.pending
+        }) {
+            samples.push(self.last.clone());
+        }
+        for out in [&mut self.outputs.pods, &mut self.outputs.timeline]
+            .into_iter()
+            .flatten()
+        {
+            let r = out.out.flush();
+            note(&mut self.write_error, &out.name, r);
+        }
+        if let Some(e) = self.write_error {
+            return Err(e);
+        }
+        self.kept.sort_by_key(|(seq, _)| *seq);
+        Ok(Report {
+            pods: self.kept.into_iter().map(|(_, o)| o).collect(),
             resources: self.resources,
-            samples: self.samples,
+            samples,
             skipped: self
                 .skipped
                 .iter()
@@ -430,7 +713,10 @@ impl Tracker {
             groups: self.groups,
             queues: self.queues,
             sessions: self.sessions,
-        }
+            off_cluster: self.off_cluster,
+            totals: self.totals,
+            arrived_buckets: self.arrived_buckets,
+        })
     }
 
     /// Batch mode: the PodGroups as they ended.
@@ -448,33 +734,56 @@ impl Tracker {
     }
 }
 
+/// Keeps the first write error, naming the file.
+fn note(slot: &mut Option<anyhow::Error>, name: &str, r: std::io::Result<()>) {
+    if let Err(e) = r
+        && slot.is_none()
+    {
+        *slot = Some(anyhow::anyhow!("cannot write {name}: {e}"));
+    }
+}
+
+/// The timeline CSV's header: time, attempts, scheduled, pending, then per
+/// resource the allocated and arrived percentages of capacity.
+fn timeline_header(resources: &[(String, i64)]) -> String {
+    let mut header = vec![
+        "time".to_string(),
+        "attempts".into(),
+        "scheduled".into(),
+        "pending".into(),
+    ];
+    for (name, _) in resources {
+        header.push(format!("{name}_allocated_pct"));
+        header.push(format!("{name}_arrived_pct"));
+    }
+    header.join(",")
+}
+
+fn timeline_row(s: &Sample, resources: &[(String, i64)]) -> String {
+    let mut row = vec![
+        s.time.to_string(),
+        s.attempts.to_string(),
+        s.scheduled.to_string(),
+        s.pending.to_string(),
+    ];
+    for (i, (_, cap)) in resources.iter().enumerate() {
+        row.push(format!("{:.4}", 100.0 * ratio(s.used[i], *cap)));
+        row.push(format!("{:.4}", 100.0 * ratio(s.arrived[i], *cap)));
+    }
+    row.join(",")
+}
+
 impl Report {
     /// Pods bound and still unscheduled (those that left while pending
-    /// count as neither).
+    /// count as neither; those bound off the cluster are apart).
     pub fn counts(&self) -> (usize, usize) {
-        let bound = self.pods.iter().filter(|p| p.node.is_some()).count();
-        let unscheduled = self
-            .pods
-            .iter()
-            .filter(|p| p.node.is_none() && p.departed.is_none())
-            .count();
-        (bound, unscheduled)
+        (self.totals.bound, self.totals.unscheduled)
     }
 
     /// Unscheduled pods by the reasons in their message: the histogram
     /// part ("3 Insufficient cpu" counts as "Insufficient cpu").
     pub fn unscheduled_by_reason(&self) -> BTreeMap<String, usize> {
-        let mut out = BTreeMap::new();
-        for p in &self.pods {
-            if p.node.is_some() || p.departed.is_some() {
-                continue;
-            }
-            let msg = p.message.as_deref().unwrap_or("");
-            for r in reasons_of(msg) {
-                *out.entry(r).or_default() += 1;
-            }
-        }
-        out
+        self.totals.unscheduled_by_reason.clone()
     }
 
     /// Allocation of each tracked resource at the end, as a fraction.
@@ -505,42 +814,15 @@ impl Report {
     /// `r` when arrived demand reaches `k` % of capacity. Samples are
     /// bucketed by arrived % rounded half to even (NumPy's `round`), each
     /// bucket's allocation % (rounded to 2 decimals) averaged; an empty
-    /// bucket takes `k-1..=k+1` (`merge_alloc_discrete.py`).
+    /// bucket takes `k-1..=k+1` (`merge_alloc_discrete.py`). Summed as
+    /// the samples were taken, so every sample counts, kept or not.
     pub fn allocation_at_arrived(&self, r: usize, k: i64) -> Option<f64> {
-        let cap = self.resources.get(r)?.1;
-        if cap <= 0 {
+        if self.resources.get(r)?.1 <= 0 {
             return None;
         }
-        let round2 = |x: f64| (x * 100.0).round_ties_even() / 100.0;
-        let points: Vec<(i64, f64)> = self
-            .samples
-            .iter()
-            .map(|s| {
-                let arrived = (100.0 * s.arrived[r] as f64 / cap as f64).round_ties_even() as i64;
-                (arrived, round2(100.0 * s.used[r] as f64 / cap as f64))
-            })
-            .collect();
-        let mean = |ok: &dyn Fn(i64) -> bool| {
-            let (sum, n) = points
-                .iter()
-                .filter(|(a, _)| ok(*a))
-                .fold((0.0, 0usize), |(s, n), (_, v)| (s + v, n + 1));
-            (n > 0).then(|| round2(sum / n as f64))
-        };
-        mean(&|a| a == k).or_else(|| mean(&|a| (k - 1..=k + 1).contains(&a)))
+        self.arrived_buckets.get(r)?.at(k)
     }
 
-    /// One JSON object per pod.
-    pub fn write_pods(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        for p in &self.pods {
-            serde_json::to_writer(&mut *out, p)?;
-            out.write_all(b"\n")?;
-        }
-        Ok(())
-    }
-
-    /// The samples as CSV: time, attempts, scheduled, pending, then per
-    /// resource the allocated and arrived percentages of capacity.
     /// Batch mode: one JSON line per PodGroup.
     pub fn write_groups(&self, out: &mut dyn Write) -> std::io::Result<()> {
         for g in &self.groups {
@@ -562,34 +844,6 @@ impl Report {
                     q.time, q.queue, q.weight, q.share, name, allocated, deserved
                 )?;
             }
-        }
-        Ok(())
-    }
-
-    pub fn write_timeline(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let mut header = vec![
-            "time".to_string(),
-            "attempts".into(),
-            "scheduled".into(),
-            "pending".into(),
-        ];
-        for (name, _) in &self.resources {
-            header.push(format!("{name}_allocated_pct"));
-            header.push(format!("{name}_arrived_pct"));
-        }
-        writeln!(out, "{}", header.join(","))?;
-        for s in &self.samples {
-            let mut row = vec![
-                s.time.to_string(),
-                s.attempts.to_string(),
-                s.scheduled.to_string(),
-                s.pending.to_string(),
-            ];
-            for (i, (_, cap)) in self.resources.iter().enumerate() {
-                row.push(format!("{:.4}", 100.0 * ratio(s.used[i], *cap)));
-                row.push(format!("{:.4}", 100.0 * ratio(s.arrived[i], *cap)));
-            }
-            writeln!(out, "{}", row.join(","))?;
         }
         Ok(())
     }
@@ -636,26 +890,138 @@ mod tests {
     use super::*;
 
     fn report(points: &[(i64, i64)]) -> Report {
+        let resources = vec![
+            ("cpu".to_string(), 1000),
+            ("example.com/gpu".to_string(), 1000),
+        ];
+        let mut arrived_buckets = vec![ArrivedBuckets::default(); 2];
+        let samples: Vec<Sample> = points
+            .iter()
+            .map(|&(arrived, used)| Sample {
+                time: 0,
+                attempts: 0,
+                scheduled: 0,
+                pending: 0,
+                used: vec![0, used],
+                arrived: vec![0, arrived],
+            })
+            .collect();
+        for s in &samples {
+            for (i, (_, cap)) in resources.iter().enumerate() {
+                arrived_buckets[i].record(s.arrived[i], s.used[i], *cap);
+            }
+        }
         Report {
             pods: Vec::new(),
-            resources: vec![("cpu".into(), 1000), ("example.com/gpu".into(), 1000)],
-            samples: points
-                .iter()
-                .map(|&(arrived, used)| Sample {
-                    time: 0,
-                    attempts: 0,
-                    scheduled: 0,
-                    pending: 0,
-                    used: vec![0, used],
-                    arrived: vec![0, arrived],
-                })
-                .collect(),
+            resources,
+            samples,
             skipped: BTreeMap::new(),
             explanation: None,
             groups: Vec::new(),
             queues: Vec::new(),
             sessions: None,
+            off_cluster: 0,
+            totals: Totals::default(),
+            arrived_buckets,
         }
+    }
+
+    /// The metric as `merge_alloc_discrete.py` computes it, over every
+    /// sample at once (what the report did when it kept them all).
+    fn over_all_samples(points: &[(i64, i64)], cap: i64, k: i64) -> Option<f64> {
+        let points: Vec<(i64, f64)> = points
+            .iter()
+            .map(|&(a, u)| {
+                let a = (100.0 * a as f64 / cap as f64).round_ties_even() as i64;
+                (a, round2(100.0 * u as f64 / cap as f64))
+            })
+            .collect();
+        let mean = |ok: &dyn Fn(i64) -> bool| {
+            let (sum, n) = points
+                .iter()
+                .filter(|(a, _)| ok(*a))
+                .fold((0.0, 0usize), |(s, n), (_, v)| (s + v, n + 1));
+            (n > 0).then(|| round2(sum / n as f64))
+        };
+        mean(&|a| a == k).or_else(|| mean(&|a| (k - 1..=k + 1).contains(&a)))
+    }
+
+    #[test]
+    fn running_sums_give_the_metric_of_all_samples_bit_for_bit() {
+        // Arrived demand grows by uneven steps (some buckets empty, some
+        // with many samples), allocation wanders: every k from 0 to 130
+        // matches the computation over all samples exactly.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut rand = move |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % m
+        };
+        for _ in 0..50 {
+            let cap = 1000 + rand(7000) as i64;
+            let mut arrived = 0i64;
+            let mut points = vec![(0, 0)];
+            for _ in 0..400 {
+                arrived += rand(cap as u64 / 40) as i64;
+                let used = (rand(cap as u64) as i64).min(arrived);
+                points.push((arrived, used));
+            }
+            let mut b = ArrivedBuckets::default();
+            for &(a, u) in &points {
+                b.record(a, u, cap);
+            }
+            for k in 0..=130 {
+                assert_eq!(b.at(k), over_all_samples(&points, cap, k), "k={k}");
+            }
+        }
+    }
+
+    /// Issue 29 §5: memory follows the pods in the replay now, not every
+    /// pod ever seen: a pod that left is written out and forgotten, and
+    /// the samples kept for plots are bounded.
+    #[test]
+    fn the_tracker_holds_no_state_for_pods_that_left() {
+        let sink = |name: &str| Output {
+            name: name.into(),
+            out: Box::new(std::io::sink()),
+        };
+        let outputs = Outputs {
+            pods: Some(sink("pods")),
+            timeline: Some(sink("timeline")),
+            keep: false,
+        };
+        let mut cluster = ClusterState::new("default-scheduler", &[]);
+        let mut t = Tracker::new(&mut cluster, outputs);
+        let requests = Resources {
+            milli_cpu: 100,
+            ..Default::default()
+        };
+        let n = 3 * PLOT_SAMPLES as u64;
+        for i in 0..n {
+            let key = format!("default/p{i}");
+            t.arrived(&key, i);
+            t.failed(&key, Some(&requests), "no room".into(), None);
+            t.sample(i, 1);
+            if i >= 10 {
+                t.departed(&format!("default/p{}", i - 10), i, None);
+            }
+            assert!(t.live_pods() <= 11);
+            assert!(t.samples.len() <= PLOT_SAMPLES);
+        }
+        let report = t.finish().unwrap();
+        assert!(report.pods.is_empty());
+        assert_eq!(report.totals.attempts, n);
+        assert_eq!(
+            report.totals.unscheduled, 10,
+            "those still there at the end"
+        );
+        assert_eq!(report.unscheduled_by_reason()["no room"], 10);
+        assert_eq!(
+            report.samples.last().unwrap().attempts,
+            n,
+            "the last sample is kept"
+        );
     }
 
     #[test]

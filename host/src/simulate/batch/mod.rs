@@ -36,7 +36,7 @@ pub mod resource;
 pub mod session;
 
 use super::Progress;
-use super::report::{GroupCondition, GroupOutcome, QueueSample, Report, Tracker};
+use super::report::{GroupCondition, GroupOutcome, Outputs, QueueSample, Report, Tracker};
 use crate::cluster::ClusterState;
 use crate::config::EngineOptions;
 use crate::config::batch::Session as SessionConfig;
@@ -45,7 +45,7 @@ use crate::engine::plugin::ConfiguredPlugin;
 use crate::engine::schedule::{Scheduler, TieBreak, WeightedScorer};
 use crate::input::kube;
 use crate::input::volcano::{self, PodGroup, Queue};
-use crate::input::workload::{Event, EventType};
+use crate::input::workload::{EventType, Events};
 use anyhow::{Context, Result};
 use job::{Job, Task, TaskStatus};
 use k8s_openapi::api::core::v1 as k8s;
@@ -592,17 +592,20 @@ pub fn schedulers(
     })
 }
 
-/// Replays `events` over `cluster` in sessions.
+/// Replays the workload `events` (read as it goes) over `cluster` in
+/// sessions; the report's pods and samples go to `outputs`.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     schedulers: &mut Schedulers,
     mut cluster: ClusterState,
     input: &BatchInput,
-    events: &[Event],
+    events: &mut Events,
     config: &SessionConfig,
     options: &Options,
+    outputs: Outputs,
     progress: &mut dyn Progress,
 ) -> Result<Report> {
-    let mut tracker = Tracker::new(&mut cluster);
+    let mut tracker = Tracker::new(&mut cluster, outputs);
     let mut world = World::new(input)?;
     let intake = Intake {
         scheduler_name: options.scheduler_name.clone(),
@@ -619,13 +622,14 @@ pub fn run(
     let mut stranded: std::collections::HashSet<String> = Default::default();
     let period_ms = (config.period.as_millis() as u64).max(1);
     let mut now_ms: u64 = 0;
-    let mut i = 0;
     let mut sessions = 0u32;
     loop {
         let mut changed_by_events = false;
-        while i < events.len() && events[i].time.unwrap_or(0) * 1000 <= now_ms {
-            let event = &events[i];
-            i += 1;
+        while events
+            .peek_time()?
+            .is_some_and(|t| t.saturating_mul(1000) <= now_ms)
+        {
+            let Some(event) = events.next()? else { break };
             changed_by_events = true;
             let now = event.time.unwrap_or(0);
             let key = kube::pod_key(&event.object);
@@ -638,7 +642,7 @@ pub fn run(
                         // counts it, so its departure frees what it held.
                         if kube::bound_node(pod).is_some() && kube::pod_is_active(pod) {
                             cluster.upsert_pod(pod)?;
-                            tracker.bound_from_input(&cluster, &key);
+                            tracker.bound_from_input(&cluster, &key, &events.origin());
                         }
                         if intake.owns_placed(pod) {
                             let _ = world.add(pod, status);
@@ -669,10 +673,10 @@ pub fn run(
                         tracker.departed(&key, now, None);
                         continue;
                     }
-                    if let Some((_, requests)) = cluster.bound_requests(&key) {
-                        let requests = requests.clone();
+                    if cluster.bound_requests(&key).is_some() {
+                        let requests = super::held(&cluster, &key);
                         cluster.remove_pod_key(&key);
-                        tracker.departed(&key, now, Some(&requests));
+                        tracker.departed(&key, now, requests.as_ref());
                     }
                 }
             }
@@ -699,18 +703,22 @@ pub fn run(
                     .count(),
             );
         }
-        progress.attempted(i, events.len());
+        let (done, total) = events.progress();
+        progress.attempted(done, total);
         if options.max_sessions.is_some_and(|m| sessions >= m) {
             break;
         }
-        if i >= events.len() && bound == 0 {
+        let next = events.peek_time()?;
+        if next.is_none() && bound == 0 {
             break;
         }
         now_ms += period_ms;
-        if bound == 0 && i < events.len() {
+        if bound == 0
+            && let Some(next) = next
+        {
             // Nothing can change before the next event: skip to the first
             // session at or after it.
-            let next = events[i].time.unwrap_or(0) * 1000;
+            let next = next.saturating_mul(1000);
             if next > now_ms {
                 now_ms += (next - now_ms).div_ceil(period_ms) * period_ms;
             }
@@ -747,7 +755,7 @@ pub fn run(
             })
             .collect(),
     );
-    Ok(tracker.finish())
+    tracker.finish()
 }
 
 /// One session: open, actions, close. Returns how many pods it bound.
