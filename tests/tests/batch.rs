@@ -73,6 +73,7 @@ fn find<'a>(rows: &'a [Value], field: &str, key: &str) -> &'a Value {
 struct Run {
     pods: Vec<Value>,
     groups: Vec<Value>,
+    stderr: String,
 }
 
 fn run(dir: &Path, cluster: &Path, workload: &Path, extra: &[&str]) -> Run {
@@ -93,11 +94,53 @@ fn run(dir: &Path, cluster: &Path, workload: &Path, extra: &[&str]) -> Run {
     ];
     args.extend_from_slice(extra);
     let o = sift(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "{stderr}");
     Run {
         pods: lines(&pods),
         groups: lines(&groups),
+        stderr,
     }
+}
+
+fn queue(name: &str, weight: i32) -> Value {
+    json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
+           "metadata": {"name": name}, "spec": {"weight": weight}})
+}
+
+/// One 8-cpu node and, for each queue, eight one-pod jobs of 1 cpu
+/// (`<queue>-<i>`) arriving at 0: the cluster and workload files.
+fn one_pod_jobs(dir: &Path, queues: &[(&str, i32)]) -> (PathBuf, PathBuf) {
+    let mut items = vec![node("n1", "8")];
+    let mut pods = Vec::new();
+    for &(q, weight) in queues {
+        items.push(queue(q, weight));
+        for i in 0..8 {
+            let g = format!("{q}{i}");
+            items.push(pod_group(&g, 1, q));
+            pods.push(pod(&format!("{q}-{i}"), "1", Some(&g)));
+        }
+    }
+    let cluster = write(dir, "cluster.json", &list(items));
+    let workload = write(
+        dir,
+        "w.ndjson",
+        &events(&pods.iter().map(|p| (0, p)).collect::<Vec<_>>()),
+    );
+    (cluster, workload)
+}
+
+/// How many of queue `q`'s pods (see [`one_pod_jobs`]) are bound.
+fn bound_of(pods: &[Value], q: &str) -> usize {
+    pods.iter()
+        .filter(|p| {
+            p["pod"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("default/{q}-"))
+                && !p["node"].is_null()
+        })
+        .count()
 }
 
 #[test]
@@ -215,25 +258,7 @@ fn a_gang_that_cannot_fit_whole_holds_nothing() {
 #[test]
 fn queues_share_the_cluster_by_weight() {
     let dir = sift_tests::temp_dir("batch-queues");
-    let queue = |name: &str, weight: i32| {
-        json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-               "metadata": {"name": name}, "spec": {"weight": weight}})
-    };
-    let mut items = vec![node("n1", "8"), queue("a", 3), queue("b", 1)];
-    let mut pods = Vec::new();
-    for q in ["a", "b"] {
-        for i in 0..8 {
-            let g = format!("{q}{i}");
-            items.push(pod_group(&g, 1, q));
-            pods.push(pod(&format!("{q}-{i}"), "1", Some(&g)));
-        }
-    }
-    let cluster = write(&dir, "cluster.json", &list(items));
-    let workload = write(
-        &dir,
-        "w.ndjson",
-        &events(&pods.iter().map(|p| (0, p)).collect::<Vec<_>>()),
-    );
+    let (cluster, workload) = one_pod_jobs(&dir, &[("a", 3), ("b", 1)]);
     let queues = dir.join("queues.csv");
     let plot = dir.join("plot.svg");
     let r = run(
@@ -250,19 +275,7 @@ fn queues_share_the_cluster_by_weight() {
         ],
     );
     // 8 cpu deserved 3:1 -> a gets 6, b 2.
-    let bound = |q: &str| {
-        r.pods
-            .iter()
-            .filter(|p| {
-                p["pod"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with(&format!("default/{q}-"))
-            })
-            .filter(|p| !p["node"].is_null())
-            .count()
-    };
-    assert_eq!((bound("a"), bound("b")), (6, 2));
+    assert_eq!((bound_of(&r.pods, "a"), bound_of(&r.pods, "b")), (6, 2));
     let csv = std::fs::read_to_string(&queues).unwrap();
     assert!(csv.starts_with("time,queue,weight,share,resource,allocated,deserved\n"));
     assert!(csv.contains("0,a,3,1.000000,cpu,6000,6000\n"), "{csv}");
@@ -470,25 +483,7 @@ fn the_bundled_example_runs_as_the_readme_says() {
 #[test]
 fn a_zero_weight_queue_shares_as_one_and_newer_volcano_switches_are_warned_about() {
     let dir = sift_tests::temp_dir("batch-zero-weight");
-    let queue = |name: &str, weight: i32| {
-        json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-               "metadata": {"name": name}, "spec": {"weight": weight}})
-    };
-    let mut items = vec![node("n1", "8"), queue("zero", 0), queue("one", 1)];
-    let mut pods = Vec::new();
-    for q in ["zero", "one"] {
-        for i in 0..8 {
-            let g = format!("{q}{i}");
-            items.push(pod_group(&g, 1, q));
-            pods.push(pod(&format!("{q}-{i}"), "1", Some(&g)));
-        }
-    }
-    let cluster = write(&dir, "cluster.json", &list(items));
-    let workload = write(
-        &dir,
-        "w.ndjson",
-        &events(&pods.iter().map(|p| (0, p)).collect::<Vec<_>>()),
-    );
+    let (cluster, workload) = one_pod_jobs(&dir, &[("zero", 0), ("one", 1)]);
     let config = write(
         &dir,
         "volcano.yaml",
@@ -496,48 +491,28 @@ fn a_zero_weight_queue_shares_as_one_and_newer_volcano_switches_are_warned_about
          - name: gang\n      enabledSubJobReady: true\n  - plugins:\n    - {name: drf}\n    \
          - {name: predicates}\n    - {name: proportion}\n    - {name: nodeorder, enabledHyperNodeOrder: true}\n",
     );
-    let pods_out = dir.join("pods.jsonl");
-    let o = sift(&[
-        "simulate",
-        "--mode",
-        "batch",
-        "--sessions",
-        "1",
-        "--cluster",
-        cluster.to_str().unwrap(),
-        "--workload",
-        workload.to_str().unwrap(),
-        "-c",
-        config.to_str().unwrap(),
-        "--pods-out",
-        pods_out.to_str().unwrap(),
-    ]);
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(o.status.success(), "{stderr}");
+    let r = run(
+        &dir,
+        &cluster,
+        &workload,
+        &["--sessions", "1", "-c", config.to_str().unwrap()],
+    );
     for key in [
         "batch.enabledHyperNodeOrder",
         "plugin gang: enabledSubJobReady",
         "plugin nodeorder: enabledHyperNodeOrder",
     ] {
         assert!(
-            stderr.contains(key) && stderr.contains("accepted and not used"),
-            "{key} not warned about:\n{stderr}"
+            r.stderr.contains(key) && r.stderr.contains("accepted and not used"),
+            "{key} not warned about:\n{}",
+            r.stderr
         );
     }
-    let pods = lines(&pods_out);
-    let bound = |q: &str| {
-        pods.iter()
-            .filter(|p| {
-                p["pod"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with(&format!("default/{q}-"))
-                    && !p["node"].is_null()
-            })
-            .count()
-    };
     // 8 cpu deserved 1:1.
-    assert_eq!((bound("zero"), bound("one")), (4, 4));
+    assert_eq!(
+        (bound_of(&r.pods, "zero"), bound_of(&r.pods, "one")),
+        (4, 4)
+    );
 }
 
 /// Issue 29 §10: when queues' deserved shares block every pod (ten
@@ -550,10 +525,7 @@ fn a_queue_that_holds_its_jobs_back_is_named_in_their_message() {
     let mut items = vec![node("n1", "8")];
     let mut pods = Vec::new();
     for i in 0..10 {
-        items.push(
-            json!({"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue",
-                          "metadata": {"name": format!("q{i}")}, "spec": {"weight": 1}}),
-        );
+        items.push(queue(&format!("q{i}"), 1));
         items.push(pod_group(&format!("g{i}"), 1, &format!("q{i}")));
         pods.push(pod(&format!("p{i}"), "1", Some(&format!("g{i}"))));
     }
