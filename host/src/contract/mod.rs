@@ -10,7 +10,11 @@
 mod v0_1;
 mod v0_2;
 mod v0_3;
+mod versioned;
 mod wire;
+
+use versioned::{Bindings, Pre, PreScored, WirePod};
+pub use versioned::{SUPPORTED, Version};
 
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::NominatedPass;
@@ -26,77 +30,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use wasmtime::Store;
-use wasmtime::component::{Component, Linker};
-
-/// The contract versions this sift runs, oldest first. Adding one is a
-/// `wit/<version>/`, a `v<major>_<minor>.rs` beside this file, a variant
-/// of [`Version`] and an entry here.
-pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0"];
-
-/// A contract version a component implements.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Version {
-    V0_1,
-    V0_2,
-    V0_3,
-}
-
-impl Version {
-    /// The world a component of this version implements.
-    pub fn world(self) -> &'static str {
-        match self {
-            Version::V0_1 | Version::V0_2 => "predicate-plugin",
-            Version::V0_3 => "plugin",
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Version::V0_1 => "0.1.0",
-            Version::V0_2 => "0.2.0",
-            Version::V0_3 => "0.3.0",
-        }
-    }
-
-    /// The version a component implements, from the predicate interface
-    /// it exports; an error names the version found and those supported.
-    pub fn of(component: &Component, engine: &wasmtime::Engine) -> Result<Version, String> {
-        const INTERFACE: &str = "sift:predicate/predicate@";
-        let exported: Vec<String> = component
-            .component_type()
-            .exports(engine)
-            .map(|(name, _)| name.to_string())
-            .collect();
-        for name in &exported {
-            if name == v0_1::EXPORT {
-                return Ok(Version::V0_1);
-            }
-            if name == v0_2::EXPORT {
-                return Ok(Version::V0_2);
-            }
-            if name == v0_3::EXPORT {
-                return Ok(Version::V0_3);
-            }
-        }
-        let supported = SUPPORTED.join(", ");
-        match exported.iter().find_map(|n| n.strip_prefix(INTERFACE)) {
-            Some(v) => Err(format!(
-                "implements sift's contract {}, which this sift does not run (it runs {supported})",
-                printable(v)
-            )),
-            None => Err(format!(
-                "does not implement sift's contract: it exports no {INTERFACE}<version> \
-                 interface (this sift runs {supported})"
-            )),
-        }
-    }
-}
-
-impl std::fmt::Display for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// What `describe` says, in every version's terms.
 pub(crate) struct Describe {
@@ -117,41 +50,6 @@ pub(crate) struct Verdicts {
     statuses: Vec<Status>,
     rejections: Vec<(u32, u32)>,
 }
-
-/// The one `match` over versions: each arm calls the same function of its
-/// version's module.
-macro_rules! by_version {
-    ($value:expr, $v:ident => $body:expr) => {
-        match $value {
-            Versioned::V0_1($v) => {
-                #[allow(unused_imports)]
-                use v0_1 as api;
-                $body
-            }
-            Versioned::V0_2($v) => {
-                #[allow(unused_imports)]
-                use v0_2 as api;
-                $body
-            }
-            Versioned::V0_3($v) => {
-                #[allow(unused_imports)]
-                use v0_3 as api;
-                $body
-            }
-        }
-    };
-}
-
-/// A value of one version's generated types.
-enum Versioned<A, B, C> {
-    V0_1(A),
-    V0_2(B),
-    V0_3(C),
-}
-
-type Pre = Versioned<v0_1::Pre<InstanceState>, v0_2::Pre<InstanceState>, v0_3::Pre<InstanceState>>;
-type Bindings = Versioned<v0_1::Bindings, v0_2::Bindings, v0_3::Bindings>;
-type WirePod = Versioned<v0_1::WirePod, v0_2::WirePod, v0_3::WirePod>;
 
 /// Nodes per `sync-nodes` call: bounds the guest's transient memory.
 const SYNC_BATCH: usize = 1024;
@@ -240,25 +138,16 @@ impl WasmPlugin {
         let version = Version::of(&compiled.component, runtime.engine())
             .map_err(|e| anyhow::anyhow!("{} {e}", path.display()))?;
         let mut linker = runtime.linker_for(&compiled.component)?;
-        link(&mut linker, version)
+        versioned::link(&mut linker, version)
             .map_err(|e| anyhow::anyhow!("{} cannot be linked: {e:#}", path.display()))?;
         let instance_pre = linker
             .instantiate_pre(&compiled.component)
             .map_err(|e| anyhow::anyhow!("{} cannot be linked: {e:#}", path.display()))?;
-        let pre = match version {
-            Version::V0_1 => v0_1::pre(instance_pre).map(Versioned::V0_1),
-            Version::V0_2 => v0_2::pre(instance_pre).map(Versioned::V0_2),
-            Version::V0_3 => v0_3::pre(instance_pre).map(Versioned::V0_3),
-        }
-        .map_err(|e| {
+        let pre = Pre::new(version, instance_pre).map_err(|e| {
             anyhow::anyhow!(
                 "{} does not implement sift's contract (world sift:predicate/{}@{version}): {e:#}",
                 path.display(),
-                if version == Version::V0_3 {
-                    "plugin"
-                } else {
-                    "predicate-plugin"
-                }
+                version.world()
             )
         })?;
         let mut plugin = WasmPlugin {
@@ -380,17 +269,50 @@ impl WasmPlugin {
         self.error(format!("{what} trapped: {text}"))
     }
 
+    /// Every call into a component goes through here (Spin's
+    /// `Store::set_deadline` idea): a fresh deadline, so no call site sets
+    /// one by hand, and a failure explained (deadline, memory, trap).
+    fn call<R>(
+        &self,
+        i: &mut Instance,
+        what: &str,
+        f: impl FnOnce(&Bindings, &mut Store<InstanceState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
+        self.call_on(&i.bindings, &mut i.store, what, f)
+    }
+
+    /// [`WasmPlugin::call`] on an instance not yet pooled.
+    fn call_on<R>(
+        &self,
+        bindings: &Bindings,
+        store: &mut Store<InstanceState>,
+        what: &str,
+        f: impl FnOnce(&Bindings, &mut Store<InstanceState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
+        self.call_within(bindings, store, what, self.runtime.deadline_ticks(), f)
+    }
+
+    /// [`WasmPlugin::call`] with another deadline (a benchmark's long call).
+    fn call_within<R>(
+        &self,
+        bindings: &Bindings,
+        store: &mut Store<InstanceState>,
+        what: &str,
+        ticks: u64,
+        f: impl FnOnce(&Bindings, &mut Store<InstanceState>) -> wasmtime::Result<R>,
+    ) -> Result<R, PluginError> {
+        store.set_epoch_deadline(ticks);
+        f(bindings, store).map_err(|e| self.call_error(what, store, e))
+    }
+
     /// A fresh instance and what it says it is (`describe`).
     fn instantiate(&self) -> Result<Described, PluginError> {
         let mut store = self.runtime.new_store(self.label.clone());
-        let bindings = match &self.pre {
-            Versioned::V0_1(pre) => pre.instantiate(&mut store).map(Versioned::V0_1),
-            Versioned::V0_2(pre) => pre.instantiate(&mut store).map(Versioned::V0_2),
-            Versioned::V0_3(pre) => pre.instantiate(&mut store).map(Versioned::V0_3),
-        }
-        .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
-        let info = by_version!(&bindings, b => api::describe(b, &mut store))
-            .map_err(|e| self.call_error("describe", &store, e))?;
+        let bindings = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| self.error(format!("cannot instantiate: {e:#}")))?;
+        let info = self.call_on(&bindings, &mut store, "describe", |b, s| b.describe(s))?;
         if info.name.trim().is_empty() {
             return Err(self.error("describe returned an empty plugin name"));
         }
@@ -410,9 +332,7 @@ impl WasmPlugin {
         mut store: Store<InstanceState>,
         bindings: Bindings,
     ) -> Result<Instance, PluginError> {
-        store.set_epoch_deadline(self.runtime.deadline_ticks());
-        by_version!(&bindings, b => api::init(b, &mut store, &self.args))
-            .map_err(|e| self.call_error("init", &store, e))?
+        self.call_on(&bindings, &mut store, "init", |b, s| b.init(s, &self.args))?
             .map_err(|msg| self.error(format!("rejected its arguments: {msg}")))?;
         self.instances.fetch_add(1, Ordering::Relaxed);
         Ok(Instance {
@@ -486,11 +406,11 @@ impl WasmPlugin {
             }
         };
         let removals: Vec<u32> = (snapshot.len()..i.synced_len).map(|s| s as u32).collect();
-        let deadline = self.runtime.deadline_ticks();
         if cluster && changes.is_none() && !i.groups.is_empty() {
             let gone: Vec<u64> = i.groups.drain().collect();
-            i.store.set_epoch_deadline(deadline);
-            self.call_sync_pod_groups(i, &[], &gone)?;
+            self.call(i, "sync-pod-groups", |b, s| {
+                b.sync_pod_groups(s, &[], &gone)
+            })?;
         }
         let fields = self.identity.node_fields;
         let mut chunks = slots.chunks(SYNC_BATCH);
@@ -500,9 +420,9 @@ impl WasmPlugin {
             if chunk.is_empty() && removed.is_empty() {
                 break;
             }
-            i.store.set_epoch_deadline(deadline);
-            by_version!(&i.bindings, b => api::sync_nodes(b, &mut i.store, snapshot, chunk, removed, fields))
-                .map_err(|e| self.call_error("sync-nodes", &i.store, e))?;
+            self.call(i, "sync-nodes", |b, s| {
+                b.sync_nodes(s, snapshot, chunk, removed, fields)
+            })?;
             self.nodes_sent
                 .fetch_add(chunk.len() as u64, Ordering::Relaxed);
             removed = &[];
@@ -516,11 +436,11 @@ impl WasmPlugin {
                     }
                 }
                 if !new.is_empty() {
-                    i.store.set_epoch_deadline(deadline);
-                    self.call_sync_pod_groups(i, &new, &[])?;
+                    self.call(i, "sync-pod-groups", |b, s| b.sync_pod_groups(s, &new, &[]))?;
                 }
-                i.store.set_epoch_deadline(deadline);
-                self.call_sync_placements(i, snapshot, chunk)?;
+                self.call(i, "sync-placements", |b, s| {
+                    b.sync_placements(s, snapshot, chunk)
+                })?;
             }
         }
         if cluster {
@@ -529,34 +449,6 @@ impl WasmPlugin {
         i.synced_generation = Some(snapshot.generation());
         i.synced_len = snapshot.len();
         Ok(())
-    }
-
-    fn call_sync_pod_groups(
-        &self,
-        i: &mut Instance,
-        upserts: &[&PodGroup],
-        removals: &[u64],
-    ) -> Result<(), PluginError> {
-        match &i.bindings {
-            Versioned::V0_1(_) => Ok(()),
-            Versioned::V0_2(b) => v0_2::sync_pod_groups(b, &mut i.store, upserts, removals),
-            Versioned::V0_3(b) => v0_3::sync_pod_groups(b, &mut i.store, upserts, removals),
-        }
-        .map_err(|e| self.call_error("sync-pod-groups", &i.store, e))
-    }
-
-    fn call_sync_placements(
-        &self,
-        i: &mut Instance,
-        snapshot: &Snapshot,
-        slots: &[u32],
-    ) -> Result<(), PluginError> {
-        match &i.bindings {
-            Versioned::V0_1(_) => Ok(()),
-            Versioned::V0_2(b) => v0_2::sync_placements(b, &mut i.store, snapshot, slots),
-            Versioned::V0_3(b) => v0_3::sync_placements(b, &mut i.store, snapshot, slots),
-        }
-        .map_err(|e| self.call_error("sync-placements", &i.store, e))
     }
 
     /// Sends the namespaces when they are not the ones the instance has.
@@ -578,23 +470,15 @@ impl WasmPlugin {
             .filter(|name| !namespaces.contains_key(*name))
             .cloned()
             .collect();
-        i.store.set_epoch_deadline(self.runtime.deadline_ticks());
-        match &i.bindings {
-            Versioned::V0_1(_) => Ok(()),
-            Versioned::V0_2(b) => v0_2::sync_namespaces(b, &mut i.store, namespaces, &removals),
-            Versioned::V0_3(b) => v0_3::sync_namespaces(b, &mut i.store, namespaces, &removals),
-        }
-        .map_err(|e| self.call_error("sync-namespaces", &i.store, e))?;
+        self.call(i, "sync-namespaces", |b, s| {
+            b.sync_namespaces(s, namespaces, &removals)
+        })?;
         i.namespaces = Some(namespaces.clone());
         Ok(())
     }
 
     fn pod_to_wire(&self, pod: &sift_sdk::Pod) -> WirePod {
-        match self.identity.contract {
-            Version::V0_1 => Versioned::V0_1(v0_1::pod_to_wire(pod)),
-            Version::V0_2 => Versioned::V0_2(v0_2::pod_to_wire(pod, self.identity.pod_object)),
-            Version::V0_3 => Versioned::V0_3(v0_3::pod_to_wire(pod, self.identity.pod_object)),
-        }
+        versioned::pod_to_wire(self.identity.contract, pod, self.identity.pod_object)
     }
 
     fn prepare_on(
@@ -605,30 +489,15 @@ impl WasmPlugin {
     ) -> Result<PrepareOutcome, PluginError> {
         self.sync(i, &cycle.snapshot)?;
         i.prepared_cycle = None;
-        i.store.set_epoch_deadline(self.runtime.deadline_ticks());
-        let result = match (&i.bindings, pod) {
-            (Versioned::V0_1(b), Versioned::V0_1(p)) => v0_1::prepare(b, &mut i.store, p),
-            (Versioned::V0_2(b), Versioned::V0_2(p)) => v0_2::prepare(b, &mut i.store, p),
-            (Versioned::V0_3(b), Versioned::V0_3(p)) => v0_3::prepare(b, &mut i.store, p),
-            _ => return Err(self.error("pod converted for another contract version")),
-        }
-        .map_err(|e| self.call_error("prepare", &i.store, e))?;
+        let result = self
+            .call(i, "prepare", |b, s| b.prepare(s, pod).transpose())?
+            .ok_or_else(|| self.error("pod converted for another contract version"))?;
         i.prepared_cycle = Some(cycle.id);
         Ok(result)
     }
 
     fn call_filter(&self, i: &mut Instance, slots: &[u32]) -> Result<Verdicts, PluginError> {
-        by_version!(&i.bindings, b => api::filter(b, &mut i.store, slots))
-            .map_err(|e| self.call_error("filter", &i.store, e))
-    }
-}
-
-/// Adds what a component of `version` imports from the host to `linker`.
-fn link(linker: &mut Linker<InstanceState>, version: Version) -> wasmtime::Result<()> {
-    match version {
-        Version::V0_1 => v0_1::link(linker),
-        Version::V0_2 => v0_2::link(linker),
-        Version::V0_3 => v0_3::link(linker),
+        self.call(i, "filter", |b, s| b.filter(s, slots))
     }
 }
 
@@ -662,11 +531,7 @@ impl FilterPlugin for WasmPlugin {
             version: self.version.clone(),
             label: self.label.clone(),
             runtime: self.runtime.clone(),
-            pre: match &self.pre {
-                Versioned::V0_1(p) => Versioned::V0_1(p.clone()),
-                Versioned::V0_2(p) => Versioned::V0_2(p.clone()),
-                Versioned::V0_3(p) => Versioned::V0_3(p.clone()),
-            },
+            pre: self.pre.clone(),
             args: args.to_string(),
             pool: Mutex::new(Vec::new()),
             instances: AtomicUsize::new(0),
@@ -695,21 +560,20 @@ impl FilterPlugin for WasmPlugin {
         let pod = self.pod_to_wire(&cycle.pod);
         self.with_instance(|p, i| {
             p.sync(i, &cycle.snapshot)?;
-            let (Versioned::V0_3(b), Versioned::V0_3(pod)) = (&i.bindings, &pod) else {
-                return Err(p.error("scoring needs contract 0.3"));
-            };
-            let deadline = p.runtime.deadline_ticks();
-            i.store.set_epoch_deadline(deadline);
-            match v0_3::pre_score(b, &mut i.store, pod, feasible)
-                .map_err(|e| p.call_error("pre-score", &i.store, e))?
+            let unsupported = || p.error("scoring needs contract 0.3");
+            match p
+                .call(i, "pre-score", |b, s| {
+                    b.pre_score(s, &pod, feasible).transpose()
+                })?
+                .ok_or_else(unsupported)?
             {
-                v0_3::PreScored::Skip => return Ok(None),
-                v0_3::PreScored::Error(s) => return Err(p.error(s.message())),
-                v0_3::PreScored::Proceed => {}
+                PreScored::Skip => return Ok(None),
+                PreScored::Error(s) => return Err(p.error(s.message())),
+                PreScored::Proceed => {}
             }
-            i.store.set_epoch_deadline(deadline);
-            let raw = v0_3::score(b, &mut i.store, feasible)
-                .map_err(|e| p.call_error("score", &i.store, e))?
+            let raw = p
+                .call(i, "score", |b, s| b.score(s, feasible).transpose())?
+                .ok_or_else(unsupported)?
                 .map_err(|s| p.error(s.message()))?;
             if raw.len() != feasible.len() {
                 return Err(p.error(format!(
@@ -718,9 +582,11 @@ impl FilterPlugin for WasmPlugin {
                     feasible.len()
                 )));
             }
-            i.store.set_epoch_deadline(deadline);
-            let scores = v0_3::normalize_scores(b, &mut i.store, &raw)
-                .map_err(|e| p.call_error("normalize-scores", &i.store, e))?
+            let scores = p
+                .call(i, "normalize-scores", |b, s| {
+                    b.normalize_scores(s, &raw).transpose()
+                })?
+                .ok_or_else(unsupported)?
                 .map_err(|s| p.error(s.message()))?;
             crate::engine::plugin::check_scores(&p.identity.name, &scores, feasible.len())?;
             Ok(Some(scores))
@@ -738,12 +604,8 @@ impl FilterPlugin for WasmPlugin {
         let pod = self.pod_to_wire(&cycle.pod);
         self.with_instance(|p, i| {
             p.sync(i, &cycle.snapshot)?;
-            let (Versioned::V0_3(b), Versioned::V0_3(pod)) = (&i.bindings, &pod) else {
-                return Err(p.error("reserve needs contract 0.3"));
-            };
-            i.store.set_epoch_deadline(p.runtime.deadline_ticks());
-            v0_3::reserve(b, &mut i.store, pod, slot)
-                .map_err(|e| p.call_error("reserve", &i.store, e))?
+            p.call(i, "reserve", |b, s| b.reserve(s, &pod, slot).transpose())?
+                .ok_or_else(|| p.error("reserve needs contract 0.3"))?
                 .map_err(|s| p.error(s.message()))
         })
     }
@@ -783,26 +645,21 @@ impl WasmBatch<'_> {
         slot: u32,
         pass: &NominatedPass,
     ) -> Result<Status, PluginError> {
-        let Versioned::V0_1(b) = &i.bindings else {
-            return Err(p.error("scratch slots are for contract 0.1"));
-        };
         let snapshot = &self.cycle.snapshot;
         let fields = p.identity.node_fields;
         let scratch = snapshot.len() as u32;
-        v0_1::sync_node(b, &mut i.store, scratch, &pass.node, fields)
-            .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+        p.call(i, "sync-nodes", |b, s| {
+            b.sync_node(s, scratch, &pass.node, fields).transpose()
+        })?
+        .ok_or_else(|| p.error("scratch slots are for contract 0.1"))?;
         p.nodes_sent.fetch_add(1, Ordering::Relaxed);
         p.prepare_on(i, self.cycle, &self.pod)?;
-        let Versioned::V0_1(b) = &i.bindings else {
-            return Err(p.error("scratch slots are for contract 0.1"));
-        };
-        i.store.set_epoch_deadline(p.runtime.deadline_ticks());
-        let got = v0_1::filter(b, &mut i.store, &[scratch])
-            .map_err(|e| p.call_error("filter", &i.store, e));
+        let got = p.call_filter(i, &[scratch]);
         // Whatever the filter did, the table is restored.
         i.prepared_cycle = None;
-        v0_1::sync_nodes(b, &mut i.store, snapshot, &[slot], &[scratch], fields)
-            .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+        p.call(i, "sync-nodes", |b, s| {
+            b.sync_nodes(s, snapshot, &[slot], &[scratch], fields)
+        })?;
         p.nodes_sent.fetch_add(1, Ordering::Relaxed);
         let got = got?;
         match got.rejections.first() {
@@ -824,8 +681,6 @@ impl WasmBatch<'_> {
             // Another instance ran this cycle's prepare: replay it here.
             self.plugin.prepare_on(i, self.cycle, &self.pod)?;
         }
-        i.store
-            .set_epoch_deadline(self.plugin.runtime.deadline_ticks());
         Ok(())
     }
 }
@@ -851,12 +706,11 @@ impl BatchFilter for WasmBatch<'_> {
         }
         self.plugin.with_instance(|p, i| {
             self.ready(i)?;
-            match &i.bindings {
-                Versioned::V0_2(b) => v0_2::filter_nominated(b, &mut i.store, slot, &pass.added)
-                    .map_err(|e| p.call_error("filter-nominated", &i.store, e)),
-                Versioned::V0_3(b) => v0_3::filter_nominated(b, &mut i.store, slot, &pass.added)
-                    .map_err(|e| p.call_error("filter-nominated", &i.store, e)),
-                Versioned::V0_1(_) => self.filter_scratch(p, i, slot, pass),
+            match p.call(i, "filter-nominated", |b, s| {
+                b.filter_nominated(s, slot, &pass.added).transpose()
+            })? {
+                Some(status) => Ok(status),
+                None => self.filter_scratch(p, i, slot, pass),
             }
         })
     }
@@ -916,8 +770,10 @@ impl WasmPlugin {
             p.prepare_on(i, &cycle, &wire_pod)?;
             let slots: Vec<u32> = (0..snapshot.len() as u32).collect();
             let started = std::time::Instant::now();
-            i.store.set_epoch_deadline(p.runtime.deadline_ticks() * 100);
-            p.call_filter(i, &slots)?;
+            let long = p.runtime.deadline_ticks() * 100;
+            p.call_within(&i.bindings, &mut i.store, "filter", long, |b, s| {
+                b.filter(s, &slots)
+            })?;
             let batched = started.elapsed().as_nanos() as f64 / slots.len().max(1) as f64;
             const CALLS: u32 = 20_000;
             let started = std::time::Instant::now();
@@ -927,9 +783,9 @@ impl WasmPlugin {
             let empty_call_ns = started.elapsed().as_nanos() as f64 / CALLS as f64;
             let started = std::time::Instant::now();
             for slot in 0..snapshot.len() as u32 {
-                i.store.set_epoch_deadline(p.runtime.deadline_ticks());
-                by_version!(&i.bindings, b => api::sync_nodes(b, &mut i.store, snapshot, &[slot], &[], NodeFields::ALL))
-                    .map_err(|e| p.call_error("sync-nodes", &i.store, e))?;
+                p.call(i, "sync-nodes", |b, s| {
+                    b.sync_nodes(s, snapshot, &[slot], &[], NodeFields::ALL)
+                })?;
                 p.call_filter(i, &[slot])?;
             }
             let per_call = started.elapsed().as_nanos() as f64 / snapshot.len().max(1) as f64;
