@@ -2,8 +2,8 @@
 //! components.
 //!
 //! Data flows one way, and the folders are layers in that order: a module
-//! imports only from the layers above it in this list (checked by
-//! `tests/layers.rs`).
+//! imports only from modules of a lower layer number (checked by
+//! `tests/tests/layers.rs`).
 //!
 //! | layer | module | concept |
 //! |---|---|---|
