@@ -12,141 +12,16 @@ use crate::cluster::nominated::NominatedPass;
 use crate::config::{EngineOptions, check_parallelism};
 use crate::engine::diagnosis::{Diagnosis, NodeStatus, plugin_name};
 use crate::engine::extender::{Extender, pass_extenders};
+use crate::engine::outcome::CycleOutcome;
 use crate::engine::plugin::{BatchFilter, ConfiguredPlugin, Cycle, PrepareOutcome};
 use crate::engine::sampling::num_feasible_nodes_to_find;
 use anyhow::{Context, Result};
-use serde::Serialize;
+
 use sift_sdk::{Code, Pod, Status};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
-
-/// What one cycle found.
-///
-/// Nodes are named by their slot in the cycle's snapshot, which the outcome
-/// holds: a cycle lists hundreds of nodes, and a refcounted name per node
-/// cost two atomic operations each, a fifth of a native cycle
-/// (BENCHMARKS.md). [`CycleOutcome::feasible_nodes`] and
-/// [`CycleOutcome::statuses`] give the names.
-#[derive(Clone)]
-pub struct CycleOutcome {
-    /// namespace/name of the pod.
-    pub pod: String,
-    /// The snapshot whose slots `feasible` and `rejected` hold.
-    snapshot: Arc<Snapshot>,
-    /// Feasible nodes (slots), in the order they were found.
-    pub feasible: Vec<u32>,
-    /// Statuses of the nodes that did not pass, by slot.
-    pub rejected: Vec<(u32, NodeStatus)>,
-    /// kube-scheduler's FitError message when no node is feasible.
-    pub message: Option<String>,
-    /// Set when a plugin failed and the cycle was aborted.
-    pub error: Option<String>,
-    /// Errors of `ignorable` plugins that were ignored.
-    pub ignored_errors: Vec<String>,
-    pub nodes_evaluated: usize,
-    pub num_all_nodes: usize,
-    pub num_feasible_nodes_to_find: usize,
-    /// Where the next cycle starts in the node list.
-    pub next_start_node_index: usize,
-}
-
-impl CycleOutcome {
-    fn new(pod: String, snapshot: Arc<Snapshot>, start: usize, num_all_nodes: usize) -> Self {
-        CycleOutcome {
-            pod,
-            snapshot,
-            feasible: Vec::new(),
-            rejected: Vec::new(),
-            message: None,
-            error: None,
-            ignored_errors: Vec::new(),
-            nodes_evaluated: 0,
-            num_all_nodes,
-            num_feasible_nodes_to_find: 0,
-            next_start_node_index: start,
-        }
-    }
-
-    /// The snapshot the cycle ran on.
-    pub fn snapshot(&self) -> &Arc<Snapshot> {
-        &self.snapshot
-    }
-
-    /// The name of a node of this outcome.
-    pub fn name(&self, slot: u32) -> &Arc<str> {
-        self.snapshot.name(slot)
-    }
-
-    /// The feasible nodes' names, in the order they were found.
-    pub fn feasible_nodes(&self) -> impl ExactSizeIterator<Item = &Arc<str>> + Clone + '_ {
-        self.feasible.iter().map(|&s| self.snapshot.name(s))
-    }
-
-    /// The rejected nodes' names and statuses.
-    pub fn statuses(&self) -> impl ExactSizeIterator<Item = (&Arc<str>, &NodeStatus)> + '_ {
-        self.rejected
-            .iter()
-            .map(|(s, st)| (self.snapshot.name(*s), st))
-    }
-
-    /// The status of a node, if it did not pass.
-    pub fn status(&self, node: &str) -> Option<&NodeStatus> {
-        let slot = self.snapshot.slot_of(node)?;
-        self.rejected
-            .iter()
-            .find(|(s, _)| *s == slot)
-            .map(|(_, st)| st)
-    }
-
-    /// What `-o json` prints, with node names.
-    fn wire(&self) -> WireOutcome<'_> {
-        WireOutcome {
-            pod: &self.pod,
-            feasible_nodes: self.feasible_nodes().map(|n| &**n).collect(),
-            statuses: self.statuses().map(|(n, st)| (&**n, st)).collect(),
-            message: self.message.as_deref(),
-            error: self.error.as_deref(),
-            ignored_errors: &self.ignored_errors,
-            nodes_evaluated: self.nodes_evaluated,
-            num_all_nodes: self.num_all_nodes,
-            num_feasible_nodes_to_find: self.num_feasible_nodes_to_find,
-            next_start_node_index: self.next_start_node_index,
-        }
-    }
-}
-
-/// A [`CycleOutcome`] with names: statuses as a JSON object by node name.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct WireOutcome<'a> {
-    pod: &'a str,
-    feasible_nodes: Vec<&'a str>,
-    statuses: BTreeMap<&'a str, &'a NodeStatus>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    message: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<&'a str>,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    ignored_errors: &'a [String],
-    nodes_evaluated: usize,
-    num_all_nodes: usize,
-    num_feasible_nodes_to_find: usize,
-    next_start_node_index: usize,
-}
-
-impl Serialize for CycleOutcome {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.wire().serialize(s)
-    }
-}
-
-impl std::fmt::Debug for CycleOutcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.wire().fmt(f)
-    }
-}
 
 /// Which nodes a cycle considers.
 enum Scope<'a> {
@@ -366,53 +241,12 @@ impl Engine {
         };
 
         let mut diagnosis = Diagnosis::default();
-        // A pod nominated to a node (by an earlier cycle's preemption) tries
-        // that node first, whatever the prepare steps kept, and takes it if
-        // it fits (upstream's `evaluateNominatedNode`); nothing moves the
-        // round-robin start then.
         let nominated_slot = snapshot.slot_of(&cycle.pod.nominated_node_name);
         if let Scope::Sampled { .. } = scope
             && let Some(slot) = nominated_slot
+            && self.evaluate_nominated_node(&cycle, slot, &active, &mut diagnosis, &mut out)
         {
-            let mut first = CycleOutcome {
-                rejected: Vec::new(),
-                error: None,
-                ignored_errors: Vec::new(),
-                ..out.clone()
-            };
-            let mut tried = Diagnosis::default();
-            let mut found =
-                self.filter_nodes(&cycle, &[slot], (0, 1), &active, &mut tried, &mut first);
-            if first.error.is_none() && !found.is_empty() && !self.extenders.is_empty() {
-                match pass_extenders(&self.extenders, &cycle, found) {
-                    Ok(pass) => {
-                        found = pass.feasible;
-                        tried.explicit.extend(pass.statuses);
-                        first.ignored_errors.extend(pass.ignored_errors);
-                    }
-                    Err(e) => {
-                        found = Vec::new();
-                        first.error = Some(e);
-                    }
-                }
-            }
-            if first.error.is_none() {
-                out.ignored_errors.append(&mut first.ignored_errors);
-                if !found.is_empty() {
-                    out.feasible = found;
-                    out.nodes_evaluated = 1;
-                    out.num_feasible_nodes_to_find = 1;
-                    return out;
-                }
-                diagnosis.explicit = tried.explicit;
-            } else {
-                // Upstream logs the error and goes on with every node.
-                tracing::warn!(
-                    pod = %out.pod,
-                    "evaluating the pod's nominated node failed: {}",
-                    first.error.unwrap_or_default()
-                );
-            }
+            return out;
         }
 
         // The nodes to check: all, or those the prepare steps kept.
@@ -473,6 +307,61 @@ impl Engine {
         }
         out.rejected.append(&mut diagnosis.explicit);
         out
+    }
+
+    /// Upstream's `evaluateNominatedNode`: a pod nominated to a node (by an
+    /// earlier cycle's preemption) tries that node first, whatever the
+    /// prepare steps kept, and takes it if it fits; nothing moves the
+    /// round-robin start then. True when it took the node (`out` is then
+    /// the cycle's outcome); otherwise the node's statuses are in
+    /// `diagnosis` and the search over every node follows.
+    fn evaluate_nominated_node(
+        &self,
+        cycle: &Cycle,
+        slot: u32,
+        active: &[Active<'_>],
+        diagnosis: &mut Diagnosis,
+        out: &mut CycleOutcome,
+    ) -> bool {
+        let mut first = CycleOutcome {
+            rejected: Vec::new(),
+            error: None,
+            ignored_errors: Vec::new(),
+            ..out.clone()
+        };
+        let mut tried = Diagnosis::default();
+        let mut found = self.filter_nodes(cycle, &[slot], (0, 1), active, &mut tried, &mut first);
+        if first.error.is_none() && !found.is_empty() && !self.extenders.is_empty() {
+            match pass_extenders(&self.extenders, cycle, found) {
+                Ok(pass) => {
+                    found = pass.feasible;
+                    tried.explicit.extend(pass.statuses);
+                    first.ignored_errors.extend(pass.ignored_errors);
+                }
+                Err(e) => {
+                    found = Vec::new();
+                    first.error = Some(e);
+                }
+            }
+        }
+        if first.error.is_none() {
+            out.ignored_errors.append(&mut first.ignored_errors);
+            if !found.is_empty() {
+                out.feasible = found;
+                out.nodes_evaluated = 1;
+                out.num_feasible_nodes_to_find = 1;
+                return true;
+            }
+            diagnosis.explicit = tried.explicit;
+        } else {
+            // Upstream logs the error and goes on with every node.
+            tracing::warn!(
+                pod = %out.pod,
+                "evaluating the pod's nominated node failed: {}",
+                first.error.unwrap_or_default()
+            );
+        }
+        false
     }
 
     /// The extenders over the feasible nodes; what they reject joins the

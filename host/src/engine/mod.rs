@@ -1,6 +1,7 @@
 //! The filter phase of one scheduling cycle, after kube-scheduler's
 //! framework: the plugin trait the engine calls ([`plugin`]), the search
-//! over nodes ([`find_nodes`]: `findNodesThatFitPod`), sampling
+//! over nodes ([`find_nodes`]: `findNodesThatFitPod`) and what it found
+//! ([`outcome`]), sampling
 //! (`numFeasibleNodesToFind`) and the per-node statuses it explains a
 //! rejection with ([`diagnosis`]); then scoring, host selection and
 //! reserve ([`schedule`]: `schedulePod`, `prioritizeNodes`, `selectHost`);
@@ -14,8 +15,10 @@ pub mod annotations;
 pub mod diagnosis;
 pub mod extender;
 pub mod find_nodes;
+pub mod outcome;
 pub mod plugin;
 pub mod sampling;
 pub mod schedule;
 
-pub use find_nodes::{CallObserver, CycleOutcome, Engine};
+pub use find_nodes::{CallObserver, Engine};
+pub use outcome::CycleOutcome;

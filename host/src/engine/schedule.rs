@@ -6,7 +6,8 @@
 
 use super::annotations::ReservedAnnotations;
 use super::extender::extender_scores;
-use super::find_nodes::{CycleOutcome, Engine};
+use super::find_nodes::Engine;
+use super::outcome::CycleOutcome;
 use super::plugin::{Cycle, FilterPlugin, PluginError};
 use crate::cluster::Snapshot;
 use serde::Serialize;
