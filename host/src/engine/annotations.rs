@@ -16,7 +16,10 @@ pub const MAX_TOTAL_BYTES: usize = 256 * 1024;
 #[derive(Default)]
 pub struct ReservedAnnotations {
     list: Vec<(String, String)>,
-    index: HashMap<String, usize>,
+    /// Each key's place in `list`, and the answer that last set it.
+    index: HashMap<String, (usize, u32)>,
+    /// Answers added so far.
+    answers: u32,
     /// Bytes of keys and values of the pod's own annotations that no
     /// reserve step replaced, plus those in `list`.
     bytes: usize,
@@ -45,7 +48,8 @@ impl ReservedAnnotations {
             plugin: plugin.to_string(),
             message,
         };
-        let mut seen = std::collections::HashSet::with_capacity(answer.len());
+        self.answers += 1;
+        let this = self.answers;
         for (k, v) in answer {
             if let Err(why) = check_key(&k) {
                 return Err(error(format!(
@@ -53,15 +57,16 @@ impl ReservedAnnotations {
                     crate::text::truncate(&k, 100)
                 )));
             }
-            if !seen.insert(k.clone()) {
+            let known = self.index.get(&k).copied();
+            if known.is_some_and(|(_, by)| by == this) {
                 return Err(error(format!(
                     "reserve returned the annotation key {:?} twice",
                     crate::text::truncate(&k, 100)
                 )));
             }
             // A value replaced, here or on the pod, no longer counts.
-            let replaced = match self.index.get(&k) {
-                Some(&i) => self.list[i].1.len() + k.len(),
+            let replaced = match known {
+                Some((i, _)) => self.list[i].1.len() + k.len(),
                 None => pod.annotations.get(&k).map_or(0, |v| v.len() + k.len()),
             };
             self.bytes = self.bytes - replaced + k.len() + v.len();
@@ -74,10 +79,13 @@ impl ReservedAnnotations {
                     v.len()
                 )));
             }
-            match self.index.get(&k) {
-                Some(&i) => self.list[i].1 = v,
+            match known {
+                Some((i, _)) => {
+                    self.list[i].1 = v;
+                    self.index.insert(k, (i, this));
+                }
                 None => {
-                    self.index.insert(k.clone(), self.list.len());
+                    self.index.insert(k.clone(), (self.list.len(), this));
                     self.list.push((k, v));
                 }
             }

@@ -201,11 +201,15 @@ impl Scheduler {
             (self.select(&totals), totals, by_plugin)
         };
         let slot = slots[index];
-        let mut annotations = ReservedAnnotations::for_pod(&cycle.pod);
-        for r in &self.reservers {
-            annotations.add(r.name(), &cycle.pod, r.reserve(cycle, slot)?)?;
-        }
-        let annotations = annotations.into_list();
+        let annotations = if self.reservers.is_empty() {
+            Vec::new()
+        } else {
+            let mut annotations = ReservedAnnotations::for_pod(&cycle.pod);
+            for r in &self.reservers {
+                annotations.add(r.name(), &cycle.pod, r.reserve(cycle, slot)?)?;
+            }
+            annotations.into_list()
+        };
         Ok(Decision {
             node: feasible[index].clone(),
             slot,

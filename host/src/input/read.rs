@@ -67,7 +67,8 @@ impl Objects {
     }
 
     pub fn read_file(&mut self, path: &Path) -> Result<()> {
-        let text = read_text_file(path)?;
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
         self.read_text(path, &text)
     }
 

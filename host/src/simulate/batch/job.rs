@@ -150,10 +150,16 @@ pub enum QueueHold {
 }
 
 impl Job {
+    /// Whether a queue hold would still be recorded (none yet, no task
+    /// tried): the reason is worth formatting.
+    pub fn may_be_held(&self) -> bool {
+        self.queue_hold == QueueHold::No
+    }
+
     /// The queue held the job back (the first reason stands).
-    pub fn held_by_queue(&mut self, why: impl FnOnce() -> String) {
-        if self.queue_hold == QueueHold::No {
-            self.queue_hold = QueueHold::Held(why());
+    pub fn held_by_queue(&mut self, why: String) {
+        if self.may_be_held() {
+            self.queue_hold = QueueHold::Held(why);
         }
     }
 

@@ -46,9 +46,11 @@ pub fn execute(s: &mut Session, tiers: &[Vec<PluginOption>]) -> Result<()> {
     while let Some(q) = queues.pop(&|a, b| s.queue_less(a, b)) {
         if s.overused(q) {
             // The queue's jobs left untried are held back by it.
-            let why = s.queue_limit(q, None);
             for &j in jobs_by_queue.get(&q).map_or(&[][..], |jobs| jobs.items()) {
-                s.state.jobs[j].held_by_queue(|| why.clone());
+                if s.state.jobs[j].may_be_held() {
+                    let why = s.queue_limit(q, None);
+                    s.state.jobs[j].held_by_queue(why);
+                }
             }
             continue;
         }
@@ -90,8 +92,10 @@ fn allocate_for_tasks(
     let mut failed_by_role: HashMap<String, Arc<NodeErrors>> = HashMap::new();
     while let Some(t) = tasks.pop(&|a, b| s.task_less(a, b)) {
         if !s.allocatable(queue, t) {
-            let why = s.queue_limit(queue, Some(t));
-            s.state.jobs[job].held_by_queue(|| why);
+            if s.state.jobs[job].may_be_held() {
+                let why = s.queue_limit(queue, Some(t));
+                s.state.jobs[job].held_by_queue(why);
+            }
             continue;
         }
         if s.state.jobs[job].task_has_fit_errors(&s.state.tasks, t) {
