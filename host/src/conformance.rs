@@ -13,18 +13,15 @@
 //! fields it gives. Cycles run over every node (percentageOfNodesToScore
 //! 100) with short-circuiting, prepare steps included.
 
-use crate::cluster::ClusterState;
-use crate::config::EngineOptions;
 use crate::config::{Config, DEFAULT_FILTERS, PluginRef};
-use crate::engine::schedule::{Scheduler, TieBreak};
-use crate::engine::{CycleOutcome, Engine};
+use crate::engine::CycleOutcome;
+use crate::framework::{Framework, Mode, Overrides, replay};
 use crate::input::Objects;
 use crate::input::kube;
 use crate::input::workload::{Event, EventType, Events};
-use crate::plugins::extender::http_extenders;
 use crate::plugins::registry::Catalog;
+use crate::simulate;
 use crate::simulate::report::{Outputs, Report};
-use crate::simulate::{self, Runner};
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Deserialize;
 use serde_json::Value;
@@ -183,24 +180,18 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
             ignorable: false,
         })
         .collect();
-    let plugins = catalog.select(&filters)?;
-    let options = EngineOptions {
-        percentage_of_nodes_to_score: 100,
-        parallelism: 2,
-        ..EngineOptions::default()
+    let overrides = Overrides {
+        percentage: Some(100),
+        parallelism: Some(2),
+        filters: Some(filters),
+        ..Overrides::default()
     };
-    let mut engine = Engine::new(plugins, options)?;
-    let full = engine.full_objects();
-    if full.pod {
+    let framework = Framework::build(&Config::default(), catalog, Mode::Filter, &overrides)?;
+    if framework.engine().full_objects().pod {
         pod.object = Some(kube::object_json(&pod_obj));
     }
-    let snapshot = ClusterState::from_objects_with(
-        &objects,
-        full.node,
-        kube::DEFAULT_SCHEDULER_NAME,
-        &engine.pod_annotation_keys(),
-    )?
-    .snapshot();
+    let snapshot = framework.cluster_state(&objects)?.snapshot();
+    let mut engine = framework.into_filter_engine()?;
     let outcome = engine.find_nodes_that_fit(&snapshot, pod);
     Ok(compare(&case.expect, &outcome))
 }
@@ -384,42 +375,22 @@ fn run_simulation_case(
     for (i, p) in case.workload.into_iter().enumerate() {
         pending.add_json(file, &format!("workload[{i}]"), p, Some("Pod"))?;
     }
-    let filters: Vec<PluginRef> = match case.filters {
-        Some(names) => names
-            .into_iter()
-            .map(|name| PluginRef {
-                name,
-                ignorable: false,
-            })
-            .collect(),
-        None if batch => config.batch_filter_plugins(),
-        None => config.filter_plugins(),
+    let overrides = Overrides {
+        parallelism: Some(2),
+        filters: case.filters.map(|names| {
+            names
+                .into_iter()
+                .map(|name| PluginRef {
+                    name,
+                    ignorable: false,
+                })
+                .collect()
+        }),
+        ..Overrides::default()
     };
-    let plugins = catalog.select(&filters)?;
-    let scorers = catalog.select_scorers(&config)?;
-    let mut options = config.engine_options();
-    options.parallelism = 2;
-    let mut runner = if batch {
-        let session = config.batch.session().context("config")?;
-        Runner::Batch(simulate::batch::schedulers(
-            plugins,
-            scorers,
-            &session,
-            options,
-            TieBreak::NodeOrder,
-        )?)
-    } else {
-        let engine =
-            Engine::new(plugins, options)?.with_extenders(http_extenders(&config.extenders)?);
-        Runner::Scheduler(Scheduler::new(engine, scorers, TieBreak::NodeOrder))
-    };
-    let full = runner.main().engine().full_objects();
-    let cluster = ClusterState::from_objects_with(
-        &objects,
-        full.node,
-        config.scheduler_name(),
-        &runner.main().pod_annotation_keys(),
-    )?;
+    let mode = if batch { Mode::Batch } else { Mode::Scheduler };
+    let mut framework = Framework::build(&config, &catalog, mode, &overrides)?;
+    let cluster = framework.cluster_state(&objects)?;
     let events: Vec<Event> = pending
         .pods
         .into_iter()
@@ -429,68 +400,38 @@ fn run_simulation_case(
             object,
         })
         .collect();
-    let report = match &mut runner {
-        Runner::Batch(schedulers) => {
-            let mut batch_objects = Objects::default();
-            for (field, kind, values) in [
-                ("queues", "Queue", case.queues),
-                ("podGroups", "PodGroup", case.pod_groups),
-                ("priorityClasses", "PriorityClass", case.priority_classes),
-            ] {
-                for (i, v) in values.into_iter().enumerate() {
-                    batch_objects.add_json(file, &format!("{field}[{i}]"), v, Some(kind))?;
-                }
+    // Queues, PodGroups and PriorityClasses are batch mode's.
+    let mut batch_objects = Objects::default();
+    if batch {
+        for (field, kind, values) in [
+            ("queues", "Queue", case.queues),
+            ("podGroups", "PodGroup", case.pod_groups),
+            ("priorityClasses", "PriorityClass", case.priority_classes),
+        ] {
+            for (i, v) in values.into_iter().enumerate() {
+                batch_objects.add_json(file, &format!("{field}[{i}]"), v, Some(kind))?;
             }
-            let input = simulate::batch::BatchInput {
-                pod_groups: batch_objects
-                    .pod_groups
-                    .into_iter()
-                    .map(|(o, _)| o)
-                    .collect(),
-                queues: batch_objects.queues.into_iter().map(|(o, _)| o).collect(),
-                priority_classes: batch_objects
-                    .priority_classes
-                    .into_iter()
-                    .map(|(o, _)| o)
-                    .collect(),
-                bound_pods: objects
-                    .pods
-                    .iter()
-                    .filter(|(p, _)| kube::bound_node(p).is_some())
-                    .map(|(p, _)| p.clone())
-                    .collect(),
-            };
-            let session = config.batch.session().context("config")?;
-            let options = simulate::batch::Options {
-                max_sessions: Some(case.sessions.unwrap_or(1)),
-                scheduler_name: config.scheduler_name.clone(),
-            };
-            simulate::batch::run(
-                schedulers,
-                cluster,
-                &input,
-                &mut Events::new(events),
-                &session,
-                &options,
-                Outputs::keep_all(),
-                &mut (),
-            )?
         }
-        Runner::Scheduler(scheduler) => {
-            let sim_options = simulate::Options {
-                scheduler_name: Some(config.scheduler_name().to_string()),
-                ..Default::default()
-            };
-            simulate::run(
-                scheduler,
-                cluster,
-                &mut Events::new(events),
-                &sim_options,
-                Outputs::keep_all(),
-                &mut (),
-            )?
-        }
+    }
+    let bound = objects
+        .pods
+        .iter()
+        .filter(|(p, _)| kube::bound_node(p).is_some())
+        .map(|(p, _)| p.clone())
+        .collect();
+    let settings = replay::Settings {
+        max_sessions: Some(case.sessions.unwrap_or(1)),
+        ..replay::Settings::default()
     };
+    let report = replay::run(
+        &mut framework,
+        cluster,
+        &replay::batch_input(&batch_objects, bound),
+        &mut Events::new(events),
+        &settings,
+        Outputs::keep_all(),
+        &mut (),
+    )?;
     Ok(compare_simulation(&case.expect, &report))
 }
 

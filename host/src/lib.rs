@@ -17,8 +17,9 @@
 //! | 5 | [`plugins`] | plugin names to components or compiled-in filters |
 //! | 6 | [`output`] | tables and JSON of cycle outcomes |
 //! | 6 | [`simulate`] | the scheduleOne loop over a workload: queue, assume, retries, report |
-//! | 7 | [`serve`], [`conformance`], [`bench`], [`authoring`] | what the subcommands do |
-//! | 8 | [`cli`] | the `sift` command line |
+//! | 7 | [`framework`] | one place builds a scheduler from a configuration, and replays it |
+//! | 8 | [`serve`], [`conformance`], [`bench`], [`authoring`] | what the subcommands do |
+//! | 9 | [`cli`] | the `sift` command line |
 
 pub mod authoring;
 pub mod bench;
@@ -28,6 +29,7 @@ pub mod config;
 pub mod conformance;
 pub mod contract;
 pub mod engine;
+pub mod framework;
 pub mod input;
 pub mod output;
 pub mod plugins;

@@ -18,11 +18,12 @@ const LAYERS: &[(&str, u32)] = &[
     ("plugins", 5),
     ("output", 6),
     ("simulate", 6),
-    ("serve", 7),
-    ("conformance", 7),
-    ("bench", 7),
-    ("authoring", 7),
-    ("cli", 8),
+    ("framework", 7),
+    ("serve", 8),
+    ("conformance", 8),
+    ("bench", 8),
+    ("authoring", 8),
+    ("cli", 9),
 ];
 
 fn layer(module: &str) -> Option<u32> {

@@ -3,13 +3,13 @@
 
 use super::{PluginSource, catalog, load_config, parse_parallelism};
 use crate::cluster::ClusterState;
-use crate::config::PluginRef;
-use crate::engine::Engine;
-use crate::input::{Objects, kube};
+use crate::engine::CycleOutcome;
+use crate::framework::{Framework, Mode, Overrides};
+use crate::input::{Objects, Origin, kube};
 use crate::output;
-use crate::plugins::extender::http_extenders;
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, ValueEnum};
+use k8s_openapi::api::core::v1 as k8s;
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -61,61 +61,26 @@ pub(super) enum Format {
 pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
     let config = load_config(a.source.config.as_deref())?;
     let catalog = catalog(&a.source, &config, &a.plugin_files)?;
-    let mut options = config.engine_options();
-    if let Some(p) = a.percentage {
-        options.percentage_of_nodes_to_score = p;
-    }
-    if let Some(p) = a.parallelism {
-        options.parallelism = p;
-    }
-    // Plugins asked for on the command line run after the configured ones;
-    // one the config already runs keeps its place and options.
-    let mut selected = config.filter_plugins();
-    if let Some(name) = a.enable.iter().find(|n| catalog.get(n).is_none()) {
-        bail!(
-            "--enable {name}: no loaded plugin has that name (loaded: {})",
-            catalog.names().join(", ")
-        );
-    }
-    for name in catalog.extra_names().iter().chain(&a.enable) {
-        if !selected.iter().any(|p| p.name == *name) {
-            selected.push(PluginRef {
-                name: name.clone(),
-                ignorable: false,
-            });
-        }
-    }
-    if a.source.plugins_dir.is_some() {
-        // An author pointing sift at their build output most likely wants
-        // their plugin to run: say so when it would silently not.
-        let disabled = &config.plugins.filter.disabled;
-        for name in catalog.names() {
-            // Scorers and reservers do not filter: nothing to enable here.
-            let filters = catalog.get(name).is_some_and(|p| {
-                p.extension_points()
-                    .contains(sift_sdk::ExtensionPoints::FILTER)
-            });
-            if filters
-                && !selected.iter().any(|p| p.name == name)
-                && !disabled.iter().any(|p| p.name == name)
-            {
-                tracing::warn!(
-                    "plugin {name} is loaded but not enabled, so it does not run: \
-                     pass --enable {name} (or list it under plugins.filter.enabled in the config)"
-                );
-            }
-        }
-    }
-    let mut engine = Engine::new(catalog.select(&selected)?, options)?
-        .with_extenders(http_extenders(&config.extenders)?);
+    // Plugins loaded by hand (`--plugin`) and asked for (`--enable`) run
+    // after the configured ones.
+    let overrides = Overrides {
+        percentage: a.percentage,
+        parallelism: a.parallelism,
+        enable: catalog
+            .extra_names()
+            .iter()
+            .chain(&a.enable)
+            .cloned()
+            .collect(),
+        warn_unused: a.source.plugins_dir.is_some(),
+        ..Overrides::default()
+    };
+    let framework = Framework::build(&config, &catalog, Mode::Filter, &overrides)?;
     // Whole objects are kept only if a plugin reads them.
-    let full = engine.full_objects();
+    let full = framework.engine().full_objects();
     // Bound pods go into the cluster state as they are read: they are
     // most of a dump, and none is needed as an object afterwards.
-    let state = Rc::new(RefCell::new(ClusterState::new(
-        config.scheduler_name(),
-        &engine.pod_annotation_keys(),
-    )));
+    let state = Rc::new(RefCell::new(framework.empty_cluster_state()));
     let mut cluster = Objects {
         bound_pods_to: Some(ClusterState::bound_pods_into(&state)),
         ..Default::default()
@@ -127,15 +92,45 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
     for s in &cluster.skipped {
         tracing::debug!("skipped {s}");
     }
+    let (pods, skipped) = pods_to_place(&a, &cluster, framework.scheduler_name())?;
+    let snapshot = {
+        let mut state = state.borrow_mut();
+        state.add_objects(&cluster, full.node)?;
+        state.snapshot()
+    };
+    let mut engine = framework.into_filter_engine()?;
+    let mut outcomes = Vec::new();
+    for (pod, origin) in &pods {
+        let mut model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
+        if full.pod {
+            model.object = Some(kube::object_json(pod));
+        }
+        outcomes.push(engine.find_nodes_that_fit(&snapshot, model));
+    }
+    print(&a, &outcomes, &skipped)?;
+    Ok(if outcomes.iter().any(|o| o.error.is_some()) {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The pods to place: those of `--pod` files, else the cluster files'
+/// pending pods this scheduler would take (and which it would not, why).
+fn pods_to_place(
+    a: &FilterArgs,
+    cluster: &Objects,
+    scheduler_name: &str,
+) -> Result<(Vec<(k8s::Pod, Origin)>, kube::SkippedPods)> {
     let mut skipped = kube::SkippedPods::default();
-    let pods: Vec<_> = if a.pod.is_empty() {
+    let pods = if a.pod.is_empty() {
         let pending = cluster
             .pods
             .iter()
             .filter(|(p, _)| kube::bound_node(p).is_none());
         let mut pods = Vec::new();
         for (p, origin) in pending {
-            match kube::not_for_scheduler(p, config.scheduler_name()) {
+            match kube::not_for_scheduler(p, scheduler_name) {
                 Some(why) => skipped.add(why),
                 None => pods.push((p.clone(), origin.clone())),
             }
@@ -164,19 +159,11 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
         }
         pods
     };
-    let snapshot = {
-        let mut state = state.borrow_mut();
-        state.add_objects(&cluster, full.node)?;
-        state.snapshot()
-    };
-    let mut outcomes = Vec::new();
-    for (pod, origin) in &pods {
-        let mut model = kube::pod(pod).map_err(|e| anyhow!("{origin}: {e:#}"))?;
-        if full.pod {
-            model.object = Some(kube::object_json(pod));
-        }
-        outcomes.push(engine.find_nodes_that_fit(&snapshot, model));
-    }
+    Ok((pods, skipped))
+}
+
+/// The outcomes as a table or JSON on stdout.
+fn print(a: &FilterArgs, outcomes: &[CycleOutcome], skipped: &kube::SkippedPods) -> Result<()> {
     match a.output {
         Format::Json => {
             println!("{}", serde_json::to_string_pretty(&outcomes)?);
@@ -199,9 +186,5 @@ pub(super) fn filter(a: FilterArgs) -> Result<ExitCode> {
             }
         }
     }
-    Ok(if outcomes.iter().any(|o| o.error.is_some()) {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(())
 }

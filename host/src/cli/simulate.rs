@@ -4,15 +4,13 @@
 //! plot; in batch mode also PodGroup outcomes and queue shares.
 
 use super::{PluginSource, catalog, load_config, parse_parallelism};
-use crate::cluster::ClusterState;
 use crate::config::Config;
-use crate::engine::Engine;
-use crate::engine::schedule::{Scheduler, TieBreak};
+use crate::engine::schedule::TieBreak;
+use crate::framework::{self, Framework, Overrides, replay};
 use crate::input::workload::{self, Event, EventType};
 use crate::input::{Objects, kube};
-use crate::plugins::extender::http_extenders;
 use crate::simulate::report::{Output, Outputs, Report};
-use crate::simulate::{self, Options, Progress, Runner, batch, plot};
+use crate::simulate::{Progress, batch, plot};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use std::io::Write;
@@ -120,51 +118,73 @@ impl Progress for Bar {
     }
 }
 
-pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
-    let cluster = Objects::read_files(&a.cluster)?;
-    // The cluster files' pending pods arrive first; the workload file is
-    // read as each replay goes (it may be far larger than memory).
-    let mut events: Vec<Event> = Vec::new();
-    let mut bound = Objects {
-        nodes: cluster.nodes.clone(),
-        namespaces: cluster.namespaces.clone(),
-        ..Default::default()
-    };
-    for (pod, origin) in &cluster.pods {
-        if kube::bound_node(pod).is_some() {
-            bound.pods.push((pod.clone(), origin.clone()));
-        } else {
-            events.push(Event {
-                kind: EventType::Added,
-                time: None,
-                object: pod.clone(),
-            });
-        }
-    }
-    let bound_keys: Vec<String> = bound.pods.iter().map(|(p, _)| kube::pod_key(p)).collect();
-    let open = || -> Result<workload::Events> {
-        let events = match &a.workload {
-            Some(file) => workload::Events::open(file, events.clone())?,
-            None => workload::Events::new(events.clone()),
+/// The cluster files split into what is there (nodes, namespaces, bound
+/// pods) and what arrives (their pending pods, first, then the workload
+/// file, read as each replay goes: it may be far larger than memory).
+struct Workload {
+    bound: Objects,
+    pending: Vec<Event>,
+    bound_keys: Vec<String>,
+    file: Option<PathBuf>,
+}
+
+impl Workload {
+    fn new(cluster: &Objects, file: Option<PathBuf>) -> Result<Workload> {
+        let mut pending: Vec<Event> = Vec::new();
+        let mut bound = Objects {
+            nodes: cluster.nodes.clone(),
+            namespaces: cluster.namespaces.clone(),
+            ..Default::default()
         };
-        Ok(events.with_bound(bound_keys.iter().map(String::as_str)))
-    };
-    if let Some(file) = &a.workload
-        && !events.is_empty()
-        && workload::Events::open(file, Vec::new())?
-            .peek()?
-            .is_some_and(|e| e.time.is_some())
-    {
-        tracing::info!(
-            "{} pending pods from the cluster files arrive at time 0",
-            events.len()
-        );
+        for (pod, origin) in &cluster.pods {
+            if kube::bound_node(pod).is_some() {
+                bound.pods.push((pod.clone(), origin.clone()));
+            } else {
+                pending.push(Event {
+                    kind: EventType::Added,
+                    time: None,
+                    object: pod.clone(),
+                });
+            }
+        }
+        let bound_keys = bound.pods.iter().map(|(p, _)| kube::pod_key(p)).collect();
+        let workload = Workload {
+            bound,
+            pending,
+            bound_keys,
+            file,
+        };
+        if let Some(file) = &workload.file
+            && !workload.pending.is_empty()
+            && workload::Events::open(file, Vec::new())?
+                .peek()?
+                .is_some_and(|e| e.time.is_some())
+        {
+            tracing::info!(
+                "{} pending pods from the cluster files arrive at time 0",
+                workload.pending.len()
+            );
+        }
+        if workload.open()?.peek()?.is_none() {
+            bail!(
+                "nothing to simulate: the cluster files have no pending pod and no --workload was given"
+            );
+        }
+        Ok(workload)
     }
-    if open()?.peek()?.is_none() {
-        bail!(
-            "nothing to simulate: the cluster files have no pending pod and no --workload was given"
-        );
+
+    /// The events from the start, for one replay.
+    fn open(&self) -> Result<workload::Events> {
+        let events = match &self.file {
+            Some(file) => workload::Events::open(file, self.pending.clone())?,
+            None => workload::Events::new(self.pending.clone()),
+        };
+        Ok(events.with_bound(self.bound_keys.iter().map(String::as_str)))
     }
+}
+
+/// Flags that belong to the other mode are refused.
+fn check_mode_flags(a: &SimulateArgs, cluster: &Objects) -> Result<()> {
     if a.mode == Mode::Scheduler {
         for (flag, set) in [
             ("--sessions", a.sessions.is_some()),
@@ -184,16 +204,15 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     } else if a.no_retry || a.explain.is_some() {
         bail!("--no-retry and --explain are for --mode scheduler");
     }
-    let batch_input = batch::BatchInput {
-        pod_groups: cluster.pod_groups.iter().map(|(o, _)| o.clone()).collect(),
-        queues: cluster.queues.iter().map(|(o, _)| o.clone()).collect(),
-        priority_classes: cluster
-            .priority_classes
-            .iter()
-            .map(|(o, _)| o.clone())
-            .collect(),
-        bound_pods: bound.pods.iter().map(|(p, _)| p.clone()).collect(),
-    };
+    Ok(())
+}
+
+pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
+    let cluster = Objects::read_files(&a.cluster)?;
+    let workload = Workload::new(&cluster, a.workload.clone())?;
+    check_mode_flags(&a, &cluster)?;
+    let bound_pods: Vec<_> = workload.bound.pods.iter().map(|(p, _)| p.clone()).collect();
+    let batch_input = replay::batch_input(&cluster, bound_pods);
     let mut configs: Vec<(String, Config)> = if a.config.is_empty() {
         vec![("default".into(), Config::default())]
     } else {
@@ -209,125 +228,73 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     }
     let mut reports: Vec<(String, Report, f64)> = Vec::new();
     for (label, config) in &configs {
-        let source = PluginSource {
-            config: None,
-            plugins_dir: a.plugins_dir.clone(),
-            native: a.native,
-        };
-        let catalog = catalog(&source, config, &[]).with_context(|| format!("config {label}"))?;
-        let mut options = config.engine_options();
-        if let Some(p) = a.percentage {
-            options.percentage_of_nodes_to_score = p;
-        }
-        if let Some(p) = a.parallelism {
-            options.parallelism = p;
-        }
-        let filters = catalog.select(&match a.mode {
-            Mode::Batch => config.batch_filter_plugins(),
-            Mode::Scheduler => config.filter_plugins(),
-        })?;
-        let scorers = catalog
-            .select_scorers(config)
-            .with_context(|| format!("config {label}"))?;
-        let tie = a.seed.map_or(TieBreak::NodeOrder, TieBreak::Random);
-        let session = match a.mode {
-            Mode::Batch => Some(
-                config
-                    .batch
-                    .session()
-                    .with_context(|| format!("config {label}"))?,
-            ),
-            Mode::Scheduler => None,
-        };
-        let mut runner = match &session {
-            Some(session) => {
-                Runner::Batch(batch::schedulers(filters, scorers, session, options, tie)?)
-            }
-            None => {
-                let engine = Engine::new(filters, options)?
-                    .with_extenders(http_extenders(&config.extenders)?);
-                Runner::Scheduler(Scheduler::new(engine, scorers, tie))
-            }
-        };
-        let full = runner.main().engine().full_objects();
-        let state = ClusterState::from_objects_with(
-            &bound,
-            full.node,
-            config.scheduler_name(),
-            &runner.main().pod_annotation_keys(),
-        )?;
-        let options = Options {
-            no_retry: a.no_retry,
-            explain: a.explain.clone(),
-            scheduler_name: Some(config.scheduler_name().to_string()),
-        };
-        let mut events = open()?;
-        if let Some(key) = &a.explain {
-            events.watch(key);
-        }
-        let outputs = Outputs {
-            pods: a
-                .pods_out
-                .as_ref()
-                .map(|p| create(&output_path(p, label, configs.len())))
-                .transpose()?,
-            timeline: a
-                .timeline
-                .as_ref()
-                .map(|p| create(&output_path(p, label, configs.len())))
-                .transpose()?,
-            keep: a.json,
-        };
-        // The workload is streamed: the bar follows the bytes read.
-        let bar = indicatif::ProgressBar::new(events.progress().1);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "{prefix} [{bar:40}] {bytes}/{total_bytes} of the workload, {elapsed} (eta {eta})",
-            )
-            .map_err(|e| anyhow!("{e}"))?
-            .progress_chars("=> "),
-        );
-        bar.set_prefix(label.clone());
-        let mut progress = Bar(bar);
-        let started = Instant::now();
-        let report = match (&mut runner, &session) {
-            (Runner::Batch(schedulers), Some(session)) => {
-                let options = batch::Options {
-                    max_sessions: a.sessions,
-                    scheduler_name: config.scheduler_name.clone(),
-                };
-                batch::run(
-                    schedulers,
-                    state,
-                    &batch_input,
-                    &mut events,
-                    session,
-                    &options,
-                    outputs,
-                    &mut progress,
-                )?
-            }
-            (Runner::Scheduler(scheduler), _) => simulate::run(
-                scheduler,
-                state,
-                &mut events,
-                &options,
-                outputs,
-                &mut progress,
-            )?,
-            (Runner::Batch(_), None) => bail!("batch mode without a session configuration"),
-        };
-        progress.0.finish_and_clear();
-        if let Some(key) = &a.explain
-            && !events.saw()
-        {
-            bail!("--explain {key}: no pod of the workload has that namespace/name");
-        }
-        reports.push((label.clone(), report, started.elapsed().as_secs_f64()));
+        let (report, seconds) =
+            replay_one(&a, &workload, &batch_input, label, config, configs.len())?;
+        reports.push((label.clone(), report, seconds));
     }
+    write_reports(&a, &reports)
+}
+
+/// One configuration's replay, and its seconds (the replay alone, not
+/// the loading of plugins).
+fn replay_one(
+    a: &SimulateArgs,
+    workload: &Workload,
+    batch_input: &batch::BatchInput,
+    label: &str,
+    config: &Config,
+    runs: usize,
+) -> Result<(Report, f64)> {
+    let settings = replay::Settings {
+        no_retry: a.no_retry,
+        explain: a.explain.clone(),
+        max_sessions: a.sessions,
+    };
+    let mut framework = build(a, config).with_context(|| format!("config {label}"))?;
+    let state = framework.cluster_state(&workload.bound)?;
+    let mut events = workload.open()?;
+    if let Some(key) = &a.explain {
+        events.watch(key);
+    }
+    let outputs = Outputs {
+        pods: a
+            .pods_out
+            .as_ref()
+            .map(|p| create(&output_path(p, label, runs)))
+            .transpose()?,
+        timeline: a
+            .timeline
+            .as_ref()
+            .map(|p| create(&output_path(p, label, runs)))
+            .transpose()?,
+        keep: a.json,
+    };
+    let mut progress = bar(label, events.progress().1)?;
+    let started = Instant::now();
+    let report = replay::run(
+        &mut framework,
+        state,
+        batch_input,
+        &mut events,
+        &settings,
+        outputs,
+        &mut progress,
+    )?;
+    progress.0.finish_and_clear();
+    if let Some(key) = &a.explain
+        && !events.saw()
+    {
+        bail!("--explain {key}: no pod of the workload has that namespace/name");
+    }
+    Ok((report, started.elapsed().as_secs_f64()))
+}
+
+/// The reports: files (`--groups-out`, `--queues-out`, `--plot`), then the
+/// explanation, JSON or table on stdout.
+fn write_reports(a: &SimulateArgs, reports: &[(String, Report, f64)]) -> Result<ExitCode> {
     for (path, what) in [(&a.groups_out, "groups"), (&a.queues_out, "queues")] {
         let Some(path) = path else { continue };
-        for (label, report, _) in &reports {
+        for (label, report, _) in reports {
             let file = output_path(path, label, reports.len());
             let mut out = std::io::BufWriter::new(
                 std::fs::File::create(&file)
@@ -346,7 +313,7 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
         plot::write(path, &runs)?;
     }
     if a.explain.is_some() {
-        for (label, report, _) in &reports {
+        for (label, report, _) in reports {
             let value = serde_json::json!({"config": label, "explanation": report.explanation});
             println!("{}", serde_json::to_string_pretty(&value)?);
         }
@@ -367,6 +334,43 @@ pub(super) fn simulate(a: SimulateArgs) -> Result<ExitCode> {
     }
     print!("{}", table(&reports, a.at_arrived));
     Ok(ExitCode::SUCCESS)
+}
+
+/// The framework one configuration asks for, with the command line's
+/// overrides.
+fn build(a: &SimulateArgs, config: &Config) -> Result<Framework> {
+    let source = PluginSource {
+        config: None,
+        plugins_dir: a.plugins_dir.clone(),
+        native: a.native,
+    };
+    let catalog = catalog(&source, config, &[])?;
+    let overrides = Overrides {
+        percentage: a.percentage,
+        parallelism: a.parallelism,
+        tie_break: a.seed.map_or(TieBreak::NodeOrder, TieBreak::Random),
+        ..Overrides::default()
+    };
+    let mode = match a.mode {
+        Mode::Scheduler => framework::Mode::Scheduler,
+        Mode::Batch => framework::Mode::Batch,
+    };
+    Framework::build(config, &catalog, mode, &overrides)
+}
+
+/// The workload's progress bar (the workload is streamed: the bar
+/// follows the bytes read).
+fn bar(label: &str, total: u64) -> Result<Bar> {
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{prefix} [{bar:40}] {bytes}/{total_bytes} of the workload, {elapsed} (eta {eta})",
+        )
+        .map_err(|e| anyhow!("{e}"))?
+        .progress_chars("=> "),
+    );
+    bar.set_prefix(label.to_string());
+    Ok(Bar(bar))
 }
 
 /// A file the replay writes as it goes.

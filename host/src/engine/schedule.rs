@@ -22,10 +22,11 @@ pub struct WeightedScorer {
 }
 
 /// How ties between the highest totals are broken.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TieBreak {
     /// The first in filter-evaluation order: what one upstream worker
     /// returns with `Randomizer` 0 (deterministic; the default).
+    #[default]
     NodeOrder,
     /// Uniformly among the tied nodes, from this seed (upstream's
     /// reservoir sampling / random `Randomizer`).

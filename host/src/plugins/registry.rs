@@ -149,6 +149,15 @@ impl Catalog {
         Ok((catalog, unloadable))
     }
 
+    /// A catalog of plugins already loaded and chosen by name (the
+    /// extender's hot reload keeps its own components).
+    pub fn of(plugins: impl IntoIterator<Item = (String, Arc<dyn FilterPlugin>)>) -> Catalog {
+        Catalog {
+            plugins: plugins.into_iter().collect(),
+            ..Catalog::default()
+        }
+    }
+
     /// The built-in predicates, compiled into the host.
     pub fn native(config: &Config) -> Result<Catalog> {
         let mut catalog = Catalog::default();

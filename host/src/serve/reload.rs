@@ -11,8 +11,10 @@
 use crate::cluster::Snapshot;
 use crate::config::{Config, PluginRef};
 use crate::contract::WasmPlugin;
-use crate::engine::plugin::{ConfiguredPlugin, Cycle, FilterPlugin, PrepareOutcome};
+use crate::engine::plugin::{Cycle, FilterPlugin, PrepareOutcome};
 use crate::engine::{CallObserver, Engine};
+use crate::framework::{Framework, Mode, Overrides};
+use crate::plugins::registry::Catalog;
 use crate::plugins::registry::component_files;
 use crate::runtime::Runtime;
 use crate::serve::metrics::Metrics;
@@ -382,16 +384,13 @@ impl Reloader {
     fn swap_profile(&mut self, problems: &mut BTreeMap<String, String>) -> bool {
         let by_name = self.choose_components(problems);
         let refs: Vec<PluginRef> = self.config.filter_plugins();
-        let mut plugins = Vec::new();
+        let mut present = Vec::new();
         let mut versions = Vec::new();
         let mut unready = Vec::new();
         for r in &refs {
             match by_name.get(&r.name) {
                 Some((path, l)) => {
-                    plugins.push(ConfiguredPlugin {
-                        plugin: l.plugin.clone() as Arc<dyn FilterPlugin>,
-                        ignorable: r.ignorable,
-                    });
+                    present.push(r.clone());
                     versions.push(PluginVersion {
                         name: r.name.clone(),
                         version: l.plugin.identity().version().to_string(),
@@ -444,7 +443,17 @@ impl Reloader {
         {
             return false;
         }
-        let engine = match Engine::new(plugins, options) {
+        let catalog = Catalog::of(
+            by_name
+                .iter()
+                .map(|(name, (_, l))| (name.clone(), l.plugin.clone() as Arc<dyn FilterPlugin>)),
+        );
+        let overrides = Overrides {
+            filters: Some(present),
+            ..Overrides::default()
+        };
+        let built = Framework::build(&self.config, &catalog, Mode::Extender, &overrides);
+        let engine = match built.and_then(Framework::into_filter_engine) {
             Ok(e) => e.with_observer(self.metrics.clone() as Arc<dyn CallObserver>),
             Err(e) => {
                 problems.insert("engine".into(), format!("{e:#}"));

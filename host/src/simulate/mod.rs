@@ -55,23 +55,6 @@ pub fn assumed(object: &k8s::Pod, decision: &crate::engine::schedule::Decision) 
     assumed
 }
 
-/// What a simulation runs: kube-scheduler's loop or batch mode's
-/// sessions.
-pub enum Runner {
-    Scheduler(Scheduler),
-    Batch(batch::Schedulers),
-}
-
-impl Runner {
-    /// The scheduler whose plugins the cluster state is built for.
-    pub fn main(&self) -> &Scheduler {
-        match self {
-            Runner::Scheduler(s) => s,
-            Runner::Batch(b) => b.main(),
-        }
-    }
-}
-
 /// How the loop runs.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
