@@ -35,13 +35,13 @@ use wasmtime::Store;
 pub(crate) struct Describe {
     name: String,
     node_fields: NodeFields,
-    /// Reads the cluster view (0.2 and later).
+    /// Reads the cluster view (contracts that have one).
     cluster: bool,
-    /// Reads the pod's whole object (0.2 and later).
+    /// Reads the pod's whole object (contracts that pass it).
     pod_object: bool,
-    /// Filter only before 0.3.
+    /// Filter only in contracts without scores and reserve.
     extension_points: ExtensionPoints,
-    /// Pod annotation keys it reads on nodes (0.3 and later).
+    /// Pod annotation keys it reads on nodes (contracts that pass them).
     pod_annotation_keys: Vec<String>,
 }
 
@@ -560,7 +560,7 @@ impl FilterPlugin for WasmPlugin {
         let pod = self.pod_to_wire(&cycle.pod);
         self.with_instance(|p, i| {
             p.sync(i, &cycle.snapshot)?;
-            let unsupported = || p.error("scoring needs contract 0.3");
+            let unsupported = || p.error(p.identity.contract.lacks("pre-score"));
             match p
                 .call(i, "pre-score", |b, s| {
                     b.pre_score(s, &pod, feasible).transpose()
@@ -605,7 +605,7 @@ impl FilterPlugin for WasmPlugin {
         self.with_instance(|p, i| {
             p.sync(i, &cycle.snapshot)?;
             p.call(i, "reserve", |b, s| b.reserve(s, &pod, slot).transpose())?
-                .ok_or_else(|| p.error("reserve needs contract 0.3"))?
+                .ok_or_else(|| p.error(p.identity.contract.lacks("reserve")))?
                 .map_err(|s| p.error(s.message()))
         })
     }
@@ -631,8 +631,9 @@ struct WasmBatch<'a> {
 }
 
 impl WasmBatch<'_> {
-    /// A 0.1 component's nominated first pass: the node with the pods added
-    /// goes into a scratch slot past the table's end. 0.1 promises
+    /// The nominated first pass of a component without `filter-nominated`:
+    /// the node with the pods added goes into a scratch slot past the
+    /// table's end. Such a contract promises
     /// `prepare`, then only `filter` calls within a cycle, so the pod is
     /// prepared again after that sync; afterwards the real node is sent
     /// again (a plugin keeping nodes by name finds it back) and the scratch
@@ -651,7 +652,7 @@ impl WasmBatch<'_> {
         p.call(i, "sync-nodes", |b, s| {
             b.sync_node(s, scratch, &pass.node, fields).transpose()
         })?
-        .ok_or_else(|| p.error("scratch slots are for contract 0.1"))?;
+        .ok_or_else(|| p.error(p.identity.contract.lacks("a scratch slot")))?;
         p.nodes_sent.fetch_add(1, Ordering::Relaxed);
         p.prepare_on(i, self.cycle, &self.pod)?;
         let got = p.call_filter(i, &[scratch]);
@@ -686,8 +687,8 @@ impl WasmBatch<'_> {
 }
 
 impl BatchFilter for WasmBatch<'_> {
-    /// 0.2 components get the added pods (`filter-nominated`). A 0.1
-    /// component has no such call: it gets the node with the pods added in
+    /// Components with `filter-nominated` get the added pods. One
+    /// without it gets the node with the pods added in
     /// a scratch slot past the table's end, filters it, and forgets it. A
     /// plugin that reads neither resources, ports nor the cluster view
     /// would answer as for the node itself, and is asked that.

@@ -58,6 +58,12 @@ impl Version {
         }
     }
 
+    /// Why a call cannot be made: this version lacks it (e.g. `reserve`
+    /// before 0.3).
+    pub fn lacks(self, call: &str) -> String {
+        format!("{call} is not in contract {}", self.as_str())
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Version::V0_1 => "0.1.0",

@@ -7,6 +7,7 @@ use super::{Framework, Runner};
 use crate::cluster::ClusterState;
 use crate::input::Objects;
 use crate::input::workload::Events;
+use crate::simulate::api::InMemory;
 use crate::simulate::report::{Outputs, Report};
 use crate::simulate::{self, Progress, batch};
 use anyhow::{Result, bail};
@@ -45,7 +46,10 @@ pub fn run(
                 explain: settings.explain.clone(),
                 scheduler_name: Some(scheduler_name),
             };
-            simulate::run(scheduler, cluster, events, &options, outputs, progress)
+            let mut api = InMemory;
+            simulate::run(
+                scheduler, cluster, events, &mut api, &options, outputs, progress,
+            )
         }
         Runner::Batch(schedulers, session) => {
             let options = batch::Options {
