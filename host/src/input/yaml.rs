@@ -25,8 +25,9 @@
 //! own List's kind is not known yet), reading fails rather than having
 //! added objects that were not items of a List.
 
-use crate::input::read::{
-    MAX_FLOW_DEPTH, Objects, Origin, deserialize_kept, item_location, list_item_kind, object_kind,
+use crate::input::objects::{
+    MAX_FLOW_DEPTH, Objects, Origin, deserialize_kept, is_kept, item_location, list_item_kind,
+    object_kind,
 };
 use anyhow::{Context, Result, anyhow};
 use serde::de::value::{MapAccessDeserializer, StrDeserializer, StringDeserializer};
@@ -651,7 +652,7 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_, '_> {
                 "{origin}: items came before kind and were read as a List's, but it is a {kind}; put kind first"
             )));
         }
-        let kept = crate::input::read::is_kept(&kind);
+        let kept = is_kept(&kind);
         if kept && w.hands_over(n) && !late {
             let rest = Resumed {
                 api_version,
