@@ -47,6 +47,10 @@ pub mod selector;
 pub mod status;
 pub mod toleration;
 
+// Reached through `model` and `cluster`, whose paths plugins use.
+mod hash;
+mod labels;
+
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
 

@@ -83,12 +83,32 @@ fn shape(pod: &k8s::Pod, queue: &str) -> String {
 /// Groups `events`' pods in place (annotating them, the DELETED events
 /// too) and returns the PodGroups and Queues.
 pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) -> Gangs {
+    let (gangs, member_of) = assign(events, min, max, queue_label);
+    gather(events, &member_of);
+    Gangs {
+        objects: objects(&gangs),
+        groups: gangs.len(),
+        pods: member_of.len(),
+    }
+}
+
+/// A gang: its name, namespace, queue, member count and creation time.
+type Gang = (String, String, String, usize, Option<Value>);
+
+/// Assigns each ADDED pod, in arrival order, to its shape's open gang
+/// (opening one if there is none): the gangs, and each pod's
+/// (namespace/pod) gang name.
+fn assign(
+    events: &[Event],
+    min: usize,
+    max: usize,
+    queue_label: &str,
+) -> (Vec<Gang>, BTreeMap<String, String>) {
     let sizes = max - min + 1;
     let mut open: BTreeMap<String, (String, usize, usize)> = BTreeMap::new();
     // namespace/pod -> gang name
     let mut member_of: BTreeMap<String, String> = BTreeMap::new();
-    // gang -> (namespace, queue, members, created)
-    let mut gangs: Vec<(String, String, String, usize, Option<Value>)> = Vec::new();
+    let mut gangs: Vec<Gang> = Vec::new();
     for e in events.iter() {
         if e.kind != EventType::Added {
             continue;
@@ -136,6 +156,12 @@ pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) ->
         gangs[idx].3 += 1;
         member_of.insert(key, name);
     }
+    (gangs, member_of)
+}
+
+/// Moves every member's arrival to its gang's first member's, annotates
+/// members' events with their gang, and re-sorts the events.
+fn gather(events: &mut [Event], member_of: &BTreeMap<String, String>) {
     // The first member's arrival, by gang.
     let mut arrival: BTreeMap<&str, Option<u64>> = BTreeMap::new();
     for e in events.iter() {
@@ -165,6 +191,11 @@ pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) ->
     }
     // Stable: equal keys keep their order.
     events.sort_by_key(|e| (e.time.unwrap_or(0), e.kind == EventType::Added));
+}
+
+/// The Queues (weight 1, by name) and PodGroups (in order of creation)
+/// of `gangs`, as objects for a cluster file.
+fn objects(gangs: &[Gang]) -> Vec<Value> {
     let mut queues: Vec<&str> = gangs.iter().map(|g| g.2.as_str()).collect();
     queues.sort();
     queues.dedup();
@@ -175,7 +206,7 @@ pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) ->
                    "metadata": {"name": q}, "spec": {"weight": 1}})
         })
         .collect();
-    for (name, ns, queue, members, created) in &gangs {
+    for (name, ns, queue, members, created) in gangs {
         let mut metadata = json!({"name": name, "namespace": ns});
         if let Some(c) = created {
             metadata["creationTimestamp"] = c.clone();
@@ -187,11 +218,7 @@ pub fn group(events: &mut [Event], min: usize, max: usize, queue_label: &str) ->
             "status": {"phase": "Pending"}}),
         );
     }
-    Gangs {
-        objects,
-        groups: gangs.len(),
-        pods: member_of.len(),
-    }
+    objects
 }
 
 #[cfg(test)]

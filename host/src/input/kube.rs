@@ -327,27 +327,7 @@ fn requirement(r: &k8s::NodeSelectorRequirement) -> SelectorRequirement {
 /// The pod to place, in the predicates' model.
 pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
     let spec = pod.spec.as_ref();
-    let required = spec
-        .and_then(|s| s.affinity.as_ref())
-        .and_then(|a| a.node_affinity.as_ref())
-        .and_then(|na| {
-            na.required_during_scheduling_ignored_during_execution
-                .as_ref()
-        })
-        .map(|sel| {
-            sel.node_selector_terms
-                .iter()
-                .map(|t| SelectorTerm {
-                    match_expressions: t
-                        .match_expressions
-                        .iter()
-                        .flatten()
-                        .map(requirement)
-                        .collect(),
-                    match_fields: t.match_fields.iter().flatten().map(requirement).collect(),
-                })
-                .collect()
-        });
+    let required = required_node_affinity(spec);
     let affinity = spec.and_then(|s| s.affinity.as_ref());
     let required_terms = |terms: Option<&Vec<k8s::PodAffinityTerm>>| -> Vec<PodAffinityTerm> {
         terms.into_iter().flatten().map(pod_affinity_term).collect()
@@ -379,21 +359,7 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
             .and_then(|s| s.nominated_node_name.clone())
             .unwrap_or_default(),
         terminating: pod.metadata.deletion_timestamp.is_some(),
-        topology_spread_constraints: spec
-            .and_then(|s| s.topology_spread_constraints.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|c| TopologySpreadConstraint {
-                max_skew: c.max_skew,
-                topology_key: c.topology_key.clone(),
-                when_unsatisfiable: c.when_unsatisfiable.clone(),
-                label_selector: c.label_selector.as_ref().map(label_selector),
-                min_domains: c.min_domains,
-                node_affinity_policy: c.node_affinity_policy.clone(),
-                node_taints_policy: c.node_taints_policy.clone(),
-                match_label_keys: c.match_label_keys.clone().unwrap_or_default(),
-            })
-            .collect(),
+        topology_spread_constraints: topology_spread_constraints(spec),
         pod_affinity: required_terms(affinity.and_then(|a| a.pod_affinity.as_ref()).and_then(
             |a| {
                 a.required_during_scheduling_ignored_during_execution
@@ -419,22 +385,67 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
         node_name: spec.and_then(|s| s.node_name.clone()).unwrap_or_default(),
         node_selector: labels(spec.and_then(|s| s.node_selector.as_ref())),
         required_node_affinity: required,
-        tolerations: spec
-            .and_then(|s| s.tolerations.as_ref())
-            .into_iter()
-            .flatten()
-            .map(|t| Toleration {
-                key: t.key.clone().unwrap_or_default(),
-                operator: t.operator.clone().unwrap_or_default(),
-                value: t.value.clone().unwrap_or_default(),
-                effect: t.effect.clone().unwrap_or_default(),
-                toleration_seconds: t.toleration_seconds,
-            })
-            .collect(),
+        tolerations: tolerations(spec),
         host_ports: pod_host_ports(pod),
         requests: pod_resources(pod).with_context(|| format!("pod {}", pod_key(pod)))?,
         non_zero_requests: pod_non_zero(pod).with_context(|| format!("pod {}", pod_key(pod)))?,
     })
+}
+
+/// `requiredDuringSchedulingIgnoredDuringExecution` of the pod's node
+/// affinity, as selector terms.
+fn required_node_affinity(spec: Option<&k8s::PodSpec>) -> Option<Vec<SelectorTerm>> {
+    spec.and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.required_during_scheduling_ignored_during_execution
+                .as_ref()
+        })
+        .map(|sel| {
+            sel.node_selector_terms
+                .iter()
+                .map(|t| SelectorTerm {
+                    match_expressions: t
+                        .match_expressions
+                        .iter()
+                        .flatten()
+                        .map(requirement)
+                        .collect(),
+                    match_fields: t.match_fields.iter().flatten().map(requirement).collect(),
+                })
+                .collect()
+        })
+}
+
+fn topology_spread_constraints(spec: Option<&k8s::PodSpec>) -> Vec<TopologySpreadConstraint> {
+    spec.and_then(|s| s.topology_spread_constraints.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|c| TopologySpreadConstraint {
+            max_skew: c.max_skew,
+            topology_key: c.topology_key.clone(),
+            when_unsatisfiable: c.when_unsatisfiable.clone(),
+            label_selector: c.label_selector.as_ref().map(label_selector),
+            min_domains: c.min_domains,
+            node_affinity_policy: c.node_affinity_policy.clone(),
+            node_taints_policy: c.node_taints_policy.clone(),
+            match_label_keys: c.match_label_keys.clone().unwrap_or_default(),
+        })
+        .collect()
+}
+
+fn tolerations(spec: Option<&k8s::PodSpec>) -> Vec<Toleration> {
+    spec.and_then(|s| s.tolerations.as_ref())
+        .into_iter()
+        .flatten()
+        .map(|t| Toleration {
+            key: t.key.clone().unwrap_or_default(),
+            operator: t.operator.clone().unwrap_or_default(),
+            value: t.value.clone().unwrap_or_default(),
+            effect: t.effect.clone().unwrap_or_default(),
+            toleration_seconds: t.toleration_seconds,
+        })
+        .collect()
 }
 
 /// A node without its pods' usage (see `snapshot` for that).

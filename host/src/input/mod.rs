@@ -9,10 +9,11 @@
 pub mod extender;
 pub mod gangs;
 pub mod kube;
+pub mod objects;
 pub mod openb;
 pub mod read;
 pub mod volcano;
 pub mod workload;
 pub mod yaml;
 
-pub use read::{MAX_FLOW_DEPTH, Objects, Origin};
+pub use objects::{MAX_FLOW_DEPTH, Objects, Origin};

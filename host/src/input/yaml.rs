@@ -25,8 +25,9 @@
 //! own List's kind is not known yet), reading fails rather than having
 //! added objects that were not items of a List.
 
-use crate::input::read::{
-    MAX_FLOW_DEPTH, Objects, Origin, deserialize_kept, item_location, list_item_kind, object_kind,
+use crate::input::objects::{
+    MAX_FLOW_DEPTH, Objects, Origin, deserialize_kept, is_kept, item_location, list_item_kind,
+    object_kind,
 };
 use anyhow::{Context, Result, anyhow};
 use serde::de::value::{MapAccessDeserializer, StrDeserializer, StringDeserializer};
@@ -540,66 +541,15 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_, '_> {
             depth,
             document: _,
         } = self;
-        let mut kind = w.late_kinds.get(&n).cloned();
-        let mut api_version: Option<String> = None;
-        let mut name: Option<String> = None;
-        let mut pending_key: Option<String> = None;
-        // Items read as a List's before the kind was known.
-        let mut early_items = false;
-        // Fields (or a non-sequence `items`) before the kind.
-        let mut late = false;
-        let mut items_not_array: Option<&'static str> = None;
-        if kind.is_none() {
-            while let Some(key) = map.next_key::<String>()? {
-                match key.as_str() {
-                    "kind" => {
-                        let v: Value = map.next_value()?;
-                        match object_kind(Some(&v), None, &w.origin(&location)) {
-                            Ok(k) => kind = Some(k),
-                            Err(e) => return Err(w.fail(e)),
-                        }
-                        break;
-                    }
-                    "apiVersion" if !late && api_version.is_none() => {
-                        api_version = map.next_value()?;
-                    }
-                    "items" if !matches!(implied, Implied::Known(Some(_))) => {
-                        match map.next_value_seed(ItemsSeed {
-                            w: &mut *w,
-                            location: &location,
-                            implied: Implied::Pending,
-                            depth,
-                            strict: false,
-                        })? {
-                            Items::Read(count) => early_items |= count > 0,
-                            Items::Null => {}
-                            Items::Other(t) => {
-                                items_not_array = Some(t);
-                                late = true;
-                            }
-                        }
-                    }
-                    _ => {
-                        if let Implied::Known(Some(k)) = &implied {
-                            kind = Some(k.clone());
-                            pending_key = Some(key);
-                            break;
-                        }
-                        late = true;
-                        if key == "metadata" {
-                            read_name(&mut map, w, n, &mut name)?;
-                        } else {
-                            map.next_value::<IgnoredAny>()?;
-                        }
-                    }
-                }
-            }
-            if kind.is_none()
-                && let Implied::Known(Some(k)) = &implied
-            {
-                kind = Some(k.clone());
-            }
-        }
+        let BeforeKind {
+            kind,
+            api_version,
+            mut name,
+            pending_key,
+            early_items,
+            late,
+            items_not_array,
+        } = read_to_kind(&mut map, w, n, &location, &implied, depth)?;
         let origin = w.origin(&location);
         let Some(kind) = kind else {
             // The map is read through and names no kind.
@@ -623,35 +573,14 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_, '_> {
             if let Some(t) = items_not_array {
                 return Err(w.fail(anyhow!("{origin}: items must be an array, found {t}")));
             }
-            let implied = Implied::Known(item_kind.map(str::to_string));
-            loop {
-                let key = match pending_key.take() {
-                    Some(k) => k,
-                    None => match map.next_key::<String>()? {
-                        Some(k) => k,
-                        None => break,
-                    },
-                };
-                if key == "items" {
-                    map.next_value_seed(ItemsSeed {
-                        w: &mut *w,
-                        location: &location,
-                        implied: implied.clone(),
-                        depth,
-                        strict: true,
-                    })?;
-                } else {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-            return Ok(());
+            return read_list(&mut map, w, &location, item_kind, depth, pending_key);
         }
         if early_items {
             return Err(w.fail(anyhow!(
                 "{origin}: items came before kind and were read as a List's, but it is a {kind}; put kind first"
             )));
         }
-        let kept = crate::input::read::is_kept(&kind);
+        let kept = is_kept(&kind);
         if kept && w.hands_over(n) && !late {
             let rest = Resumed {
                 api_version,
@@ -683,6 +612,125 @@ impl<'de> Visitor<'de> for ObjectVisitor<'_, '_> {
         }
         Ok(())
     }
+}
+
+/// What an object's map gave up to its kind (or through, when it names
+/// none): the rest of the map is read knowing the kind.
+#[derive(Default)]
+struct BeforeKind {
+    kind: Option<String>,
+    api_version: Option<String>,
+    name: Option<String>,
+    /// The key read after the kind's place, for the rest to start with.
+    pending_key: Option<String>,
+    /// Items read as a List's before the kind was known.
+    early_items: bool,
+    /// Fields (or a non-sequence `items`) before the kind.
+    late: bool,
+    items_not_array: Option<&'static str>,
+}
+
+/// Reads object `n`'s map up to its kind: its own `kind`, the kind a
+/// second read learnt, or its List's at the first other field.
+fn read_to_kind<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    w: &mut Walker<'_>,
+    n: usize,
+    location: &str,
+    implied: &Implied,
+    depth: usize,
+) -> Result<BeforeKind, A::Error> {
+    let mut before = BeforeKind {
+        kind: w.late_kinds.get(&n).cloned(),
+        ..BeforeKind::default()
+    };
+    if before.kind.is_some() {
+        return Ok(before);
+    }
+    while let Some(key) = map.next_key::<String>()? {
+        match key.as_str() {
+            "kind" => {
+                let v: Value = map.next_value()?;
+                match object_kind(Some(&v), None, &w.origin(location)) {
+                    Ok(k) => before.kind = Some(k),
+                    Err(e) => return Err(w.fail(e)),
+                }
+                break;
+            }
+            "apiVersion" if !before.late && before.api_version.is_none() => {
+                before.api_version = map.next_value()?;
+            }
+            "items" if !matches!(implied, Implied::Known(Some(_))) => {
+                match map.next_value_seed(ItemsSeed {
+                    w: &mut *w,
+                    location,
+                    implied: Implied::Pending,
+                    depth,
+                    strict: false,
+                })? {
+                    Items::Read(count) => before.early_items |= count > 0,
+                    Items::Null => {}
+                    Items::Other(t) => {
+                        before.items_not_array = Some(t);
+                        before.late = true;
+                    }
+                }
+            }
+            _ => {
+                if let Implied::Known(Some(k)) = implied {
+                    before.kind = Some(k.clone());
+                    before.pending_key = Some(key);
+                    break;
+                }
+                before.late = true;
+                if key == "metadata" {
+                    read_name(map, w, n, &mut before.name)?;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+    }
+    if before.kind.is_none()
+        && let Implied::Known(Some(k)) = implied
+    {
+        before.kind = Some(k.clone());
+    }
+    Ok(before)
+}
+
+/// Reads the rest of a List's map, from `pending_key` on: its `items`,
+/// each an object of `item_kind` unless it says its own.
+fn read_list<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    w: &mut Walker<'_>,
+    location: &str,
+    item_kind: Option<&str>,
+    depth: usize,
+    mut pending_key: Option<String>,
+) -> Result<(), A::Error> {
+    let implied = Implied::Known(item_kind.map(str::to_string));
+    loop {
+        let key = match pending_key.take() {
+            Some(k) => k,
+            None => match map.next_key::<String>()? {
+                Some(k) => k,
+                None => break,
+            },
+        };
+        if key == "items" {
+            map.next_value_seed(ItemsSeed {
+                w: &mut *w,
+                location,
+                implied: implied.clone(),
+                depth,
+                strict: true,
+            })?;
+        } else {
+            map.next_value::<IgnoredAny>()?;
+        }
+    }
+    Ok(())
 }
 
 /// What an `items` value was.

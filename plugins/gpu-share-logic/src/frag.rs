@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 
-use crate::gpu::{GpuNode, GpuPod, model_accessible_str};
+use crate::model::{GpuNode, GpuPod, model_accessible_str};
 
 /// A typical-pod class: the key of `tgtPodResCntMap` in `GetTypicalPods`,
 /// i.e. `simontype.PodResource` = (milli-CPU, milli-GPU per GPU, GPU count,
@@ -385,7 +385,7 @@ pub fn cluster_frag_amount<'a, I: IntoIterator<Item = &'a GpuNode>>(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::gpu::tests::{pod, ref_node};
+    use crate::model::tests::{pod, ref_node};
 
     pub(crate) fn class(cpu: i64, num_gpu: u32, gpu_milli: u32, spec: &str) -> PodClass {
         PodClass {

@@ -12,7 +12,8 @@
 //! Randomness comes from a caller-provided [`rng::RandomSource`] (a seeded
 //! [`rng::Xoshiro256`] is included); Go's `math/rand` stream is not emulated.
 //!
-//! - [`gpu`]: node/pod model, the GPU filter, GPU-id selection, allocation.
+//! - [`model`]: the node/pod model, which GPU models a pod accepts.
+//! - [`gpu`]: the GPU filter, GPU-id selection, allocation.
 //! - [`frag`]: typical pods and the fragmentation measure F.
 //! - [`policy`]: FGD, BestFit, DotProd, GpuPacking, GpuClustering, Random
 //!   scores; v1.20 aggregation and host selection.
@@ -42,6 +43,7 @@
 pub mod frag;
 pub mod gpu;
 pub mod metric;
+pub mod model;
 pub mod policy;
 pub mod rng;
 pub mod workload;

@@ -24,7 +24,7 @@
 //! so the last digit can differ in rare cases.
 
 use crate::frag::{TypicalPods, cluster_frag_amount};
-use crate::gpu::{GpuNode, MILLI};
+use crate::model::{GpuNode, MILLI};
 
 /// One `[Alloc]` sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -154,8 +154,8 @@ pub fn frag_percent_at(samples: &[(i64, f64)], total_gpus: usize, k: i64) -> Opt
 mod tests {
     use super::*;
     use crate::frag::tests::abc;
-    use crate::gpu::GpuNode;
-    use crate::gpu::tests::ref_node;
+    use crate::model::GpuNode;
+    use crate::model::tests::ref_node;
 
     fn s(arrived: i64, used: i64) -> AllocSample {
         AllocSample {

@@ -41,7 +41,7 @@
 //! lowest index in the simulator too, deterministically.
 
 use crate::frag::{TypicalPods, frag_masked};
-use crate::gpu::{
+use crate::model::{
     GpuNode, GpuPod, GpuSelMethod, MAX_SPEC_CPU, MAX_SPEC_GPU, MILLI, exclusive_gpu_ids,
     pod_model_accessible,
 };
@@ -486,8 +486,8 @@ pub fn select_host_by_name(totals: &[i64], names: &[&str]) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::frag::tests::abc;
-    use crate::gpu::tests::{pod, ref_node};
-    use crate::gpu::{GpuNode, select_gpus_fgd};
+    use crate::model::GpuNode;
+    use crate::model::tests::{pod, ref_node};
     use crate::rng::Xoshiro256;
 
     #[test]
@@ -510,7 +510,6 @@ mod tests {
             }
         );
         assert_eq!(fgd_score(&n, &p, &t), 51);
-        assert_eq!(select_gpus_fgd(&n, &p, &t), Some(vec![1]));
     }
 
     #[test]
@@ -548,14 +547,10 @@ mod tests {
         // → F = 1250 + 625 + 625 = 2500 → int(sigmoid(-1.75)·100) = int(14.81) = 14.
         assert_eq!(fgd_score(&n, &pod(13_000, 0, 0), &t), 14);
         // No CPU/memory requests at all → 100 (even with GPU demand), but
-        // Reserve still selects devices through fgd_eval.
+        // Reserve still selects devices through fgd_eval (gpu.rs's tests).
         let mut empty = pod(0, 1, 300);
         empty.mem_mib = 0;
         assert_eq!(fgd_score(&n, &empty, &t), 100);
-        assert_eq!(
-            select_gpus_fgd(&n, &empty, &t),
-            fgd_eval(&n, &empty, &t).gpu_ids
-        );
         // Model mismatch → 0.
         let mut p = pod(1000, 1, 300);
         p.gpu_spec = vec!["T4".into()];

@@ -3,7 +3,7 @@
 //! The simulator draws every random number (workload shuffle and tuning, the
 //! Random policy's PreScore pick, `-gpusel random`) from Go's single global
 //! `math/rand` stream; its kube-scheduler fork breaks score ties by node name
-//! and draws nothing (see [`crate::policy`]). We do **not** emulate Go's
+//! and draws nothing (see the `policy` module). We do **not** emulate Go's
 //! generator: for the Random policy the stream interleaves with scheduling,
 //! and bit-exactness is not the goal (see `simulation-notes.md` §3.5). Instead every function that needs randomness
 //! takes a [`RandomSource`], and this module ships a small deterministic PRNG

@@ -16,7 +16,7 @@
 //! only the procedure is the same. Compare results as distributions over
 //! seeds.
 
-use crate::gpu::GpuPod;
+use crate::model::GpuPod;
 use crate::rng::{RandomSource, Xoshiro256};
 
 /// A named pod of the trace.
@@ -203,7 +203,7 @@ pub fn total_gpu_milli(seq: &[ReplayPod], pods: &[NamedPod]) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gpu::tests::pod;
+    use crate::model::tests::pod;
 
     fn named(name: &str, num_gpu: u32, gpu_milli: u32) -> NamedPod {
         NamedPod {

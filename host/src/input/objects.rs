@@ -1,0 +1,200 @@
+//! Where the readers put objects: [`Objects`], the kinds sift keeps and
+//! how each is typed, and the rules the JSON (`read.rs`) and YAML
+//! (`yaml.rs`) readers share (an object's kind, its List's item kind,
+//! item locations, the nesting limit). Apart from `read.rs`, so that the
+//! YAML reader, which `read.rs` calls, needs nothing from it.
+
+use crate::input::volcano::{PodGroup, Queue};
+use anyhow::{Result, bail};
+use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use serde::Deserialize;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Where an object came from, for error messages.
+#[derive(Clone, Debug)]
+pub struct Origin {
+    pub file: PathBuf,
+    /// e.g. `document 2, items[14]`.
+    pub location: String,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.location.is_empty() {
+            write!(f, "{}", self.file.display())
+        } else {
+            write!(f, "{} ({})", self.file.display(), self.location)
+        }
+    }
+}
+
+/// Nodes and pods read from input files, in file order.
+#[derive(Default)]
+pub struct Objects {
+    pub nodes: Vec<(k8s::Node, Origin)>,
+    pub pods: Vec<(k8s::Pod, Origin)>,
+    /// Namespaces: their labels are what pod affinity's namespaceSelector
+    /// selects on.
+    pub namespaces: Vec<(k8s::Namespace, Origin)>,
+    /// Batch mode's objects: Volcano PodGroups and Queues, and the
+    /// PriorityClasses that give jobs and tasks their priority.
+    pub pod_groups: Vec<(PodGroup, Origin)>,
+    pub queues: Vec<(Queue, Origin)>,
+    pub priority_classes: Vec<(PriorityClass, Origin)>,
+    /// Objects of other kinds, skipped (e.g. Services in a full dump).
+    pub skipped: Vec<String>,
+    /// When set, pods bound to a node go here as they are read instead of
+    /// into `pods`: a big dump's bound pods then never exist all at once
+    /// as typed objects (650,000 of them took 2 GB).
+    pub bound_pods_to: Option<BoundPods>,
+}
+
+/// Takes one bound pod and where it was read.
+pub type PodSink = dyn FnMut(k8s::Pod, &Origin) -> Result<()>;
+
+/// Where [`Objects`] hands bound pods.
+pub struct BoundPods(pub Box<PodSink>);
+
+impl Objects {
+    /// What the files held besides pods, for "holds no Pod" messages:
+    /// e.g. " (found: 3 Node, Service web)".
+    pub fn found(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.nodes.is_empty() {
+            parts.push(format!("{} Node", self.nodes.len()));
+        }
+        if !self.namespaces.is_empty() {
+            parts.push(format!("{} Namespace", self.namespaces.len()));
+        }
+        if !self.pod_groups.is_empty() {
+            parts.push(format!("{} PodGroup", self.pod_groups.len()));
+        }
+        if !self.queues.is_empty() {
+            parts.push(format!("{} Queue", self.queues.len()));
+        }
+        parts.extend(self.skipped.iter().take(3).map(|s| {
+            s.rsplit_once(": ")
+                .map_or(s.as_str(), |(_, what)| what)
+                .to_string()
+        }));
+        if self.skipped.len() > 3 {
+            parts.push(format!("{} more", self.skipped.len() - 3));
+        }
+        if parts.is_empty() {
+            " (it has no object)".to_string()
+        } else {
+            format!(" (found: {})", parts.join(", "))
+        }
+    }
+
+    /// Files a typed object where it belongs.
+    pub(super) fn keep(&mut self, kept: Kept, origin: Origin) -> Result<()> {
+        match kept {
+            Kept::Node(node) => self.nodes.push((*node, origin)),
+            Kept::Pod(pod) => match &mut self.bound_pods_to {
+                Some(sink) if crate::input::kube::bound_node(&pod).is_some() => {
+                    (sink.0)(*pod, &origin)?
+                }
+                _ => self.pods.push((*pod, origin)),
+            },
+            Kept::Namespace(ns) => self.namespaces.push((*ns, origin)),
+            Kept::PodGroup(pg) => self.pod_groups.push((*pg, origin)),
+            Kept::Queue(q) => self.queues.push((*q, origin)),
+            Kept::PriorityClass(pc) => self.priority_classes.push((*pc, origin)),
+        }
+        Ok(())
+    }
+}
+
+/// An object of a kind sift keeps, typed.
+pub(super) enum Kept {
+    Node(Box<k8s::Node>),
+    Pod(Box<k8s::Pod>),
+    Namespace(Box<k8s::Namespace>),
+    PodGroup(Box<PodGroup>),
+    Queue(Box<Queue>),
+    PriorityClass(Box<PriorityClass>),
+}
+
+/// Types an object of `kind` straight from `de`, with the path of the
+/// first bad field in the error; `None` for kinds sift skips.
+pub(super) fn deserialize_kept<'de, D: serde::Deserializer<'de>>(
+    kind: &str,
+    de: D,
+) -> Option<Result<Kept, serde_path_to_error::Error<D::Error>>> {
+    fn typed<'de, T: Deserialize<'de>, D: serde::Deserializer<'de>>(
+        de: D,
+    ) -> Result<Box<T>, serde_path_to_error::Error<D::Error>> {
+        serde_path_to_error::deserialize(de).map(Box::new)
+    }
+    Some(match kind {
+        "Node" => typed(de).map(Kept::Node),
+        "Pod" => typed(de).map(Kept::Pod),
+        "Namespace" => typed(de).map(Kept::Namespace),
+        "PodGroup" => typed(de).map(Kept::PodGroup),
+        "Queue" => typed(de).map(Kept::Queue),
+        "PriorityClass" => typed(de).map(Kept::PriorityClass),
+        _ => return None,
+    })
+}
+
+/// Whether sift keeps objects of `kind` (else it skips them).
+pub(super) fn is_kept(kind: &str) -> bool {
+    matches!(
+        kind,
+        "Node" | "Pod" | "Namespace" | "PodGroup" | "Queue" | "PriorityClass"
+    )
+}
+
+/// An object's kind: its own `kind`, which must be a string, else the
+/// kind its List implies.
+pub(super) fn object_kind(
+    kind: Option<&Value>,
+    implied: Option<&str>,
+    at: &Origin,
+) -> Result<String> {
+    match (kind, implied) {
+        (Some(Value::String(k)), _) => Ok(k.clone()),
+        (Some(other), _) => bail!("{at}: kind must be a string, found {}", type_name(other)),
+        (None, Some(k)) => Ok(k.to_string()),
+        (None, None) => {
+            bail!(
+                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass or a List)"
+            )
+        }
+    }
+}
+
+/// For a List kind (`List`, `NodeList`, ...), the kind its items have
+/// when they say none (`None` for a plain `List`).
+pub(super) fn list_item_kind(kind: &str) -> Option<Option<&str>> {
+    kind.ends_with("List")
+        .then(|| kind.strip_suffix("List").filter(|k| !k.is_empty()))
+}
+
+/// "items[3]", inside `location` if there is one.
+pub(super) fn item_location(location: &str, i: usize) -> String {
+    if location.is_empty() {
+        format!("items[{i}]")
+    } else {
+        format!("{location}, items[{i}]")
+    }
+}
+
+/// The JSON type of a value, for "found ..." messages.
+pub(super) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The deepest nesting a YAML file may have, and Lists in a JSON file:
+/// what the JSON reader allows (serde_json's recursion limit).
+pub const MAX_FLOW_DEPTH: usize = 128;
