@@ -5,7 +5,7 @@
 //! Every `schedulePeriod` of simulated time a **session** opens over the
 //! cluster as it is: jobs (PodGroups; a pod without
 //! `scheduling.k8s.io/group-name` is a job of one), their tasks (pods),
-//! queues and nodes ([`session`]). The configured **actions** run in order
+//! queues and nodes ([`framework`]). The configured **actions** run in order
 //! ([`actions`]): `allocate` places whole gangs or nothing, `backfill`
 //! places best-effort pods. The **plugins** of the tiers order queues,
 //! jobs and tasks and judge jobs ([`plugins`]); `predicates` runs sift's
@@ -27,32 +27,33 @@
 
 pub mod actions;
 pub mod error_cache;
+pub mod framework;
 pub mod idle_fit;
 pub mod job;
 pub mod node_rule;
 pub mod plugins;
 pub mod pod_number;
+pub mod predicates;
 pub mod resource;
-pub mod session;
+
+pub use predicates::{Schedulers, schedulers};
 
 use super::Progress;
 use super::report::{GroupCondition, GroupOutcome, Outputs, QueueSample, Report, Tracker};
 use crate::cluster::ClusterState;
-use crate::config::EngineOptions;
 use crate::config::batch::Session as SessionConfig;
-use crate::engine::Engine;
-use crate::engine::plugin::ConfiguredPlugin;
-use crate::engine::schedule::{Scheduler, TieBreak, WeightedScorer};
 use crate::input::kube;
 use crate::input::volcano::{self, PodGroup, Queue};
 use crate::input::workload::{EventType, Events};
 use anyhow::{Context, Result};
+use framework::plugin::JobCondition;
+use framework::registry::Registry;
+use framework::session::Session;
+use framework::state::{QueueInfo, State};
 use job::{Job, Task, TaskStatus};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
-use node_rule::RuleFilter;
 use resource::Res;
-use session::{QueueInfo, Session, State};
 use sift_sdk::Resources;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -527,71 +528,6 @@ fn queue_info(q: &Queue) -> Result<QueueInfo> {
     })
 }
 
-/// The session's predicates and node order, as two schedulers.
-pub struct Schedulers {
-    /// allocate's: the idle check, then the predicates.
-    pub allocate: Scheduler,
-    /// backfill's: the predicates only (best-effort pods ask for nothing).
-    pub backfill: Scheduler,
-    /// allocate's predicate error cache, the first of its filters.
-    pub error_cache: Arc<error_cache::ErrorCache>,
-}
-
-impl Schedulers {
-    /// What the cluster state must keep for the plugins: allocate's
-    /// plugins are a superset of backfill's.
-    pub fn main(&self) -> &Scheduler {
-        &self.allocate
-    }
-}
-
-/// Builds the schedulers: `predicates` (when configured, `enabledPredicate`
-/// on) is the pod-count check and `filters` (Volcano's predicates, see
-/// [`crate::config::Config::batch_filter_plugins`]); `nodeorder` (when
-/// configured) is `scorers`. Volcano runs Filter on every node, so the
-/// engines ignore PreFilter results.
-pub fn schedulers(
-    filters: Vec<ConfiguredPlugin>,
-    scorers: Vec<WeightedScorer>,
-    config: &SessionConfig,
-    mut options: EngineOptions,
-    tie_break: TieBreak,
-) -> Result<Schedulers> {
-    options.use_pre_filter_result = false;
-    let plugin = |name: &str| config.tiers.iter().flatten().find(|p| p.name == name);
-    let mut predicates = Vec::new();
-    if plugin("predicates").is_some_and(|p| p.enabled_predicate.unwrap_or(true)) {
-        predicates.push(ConfiguredPlugin {
-            plugin: Arc::new(RuleFilter(pod_number::PodNumber)),
-            ignorable: false,
-        });
-        predicates.extend(filters);
-    }
-    let scorers = if plugin("nodeorder").is_some_and(|p| p.enabled_node_order.unwrap_or(true)) {
-        scorers
-    } else {
-        Vec::new()
-    };
-    let error_cache = Arc::new(error_cache::ErrorCache::default());
-    let mut allocate = vec![
-        ConfiguredPlugin {
-            plugin: Arc::new(RuleFilter(error_cache.clone())),
-            ignorable: false,
-        },
-        ConfiguredPlugin {
-            plugin: Arc::new(RuleFilter(idle_fit::IdleFit)),
-            ignorable: false,
-        },
-    ];
-    allocate.extend(predicates.iter().cloned());
-    let allocate_engine = Engine::new(allocate, options.clone())?;
-    Ok(Schedulers {
-        allocate: Scheduler::new(allocate_engine, scorers.clone(), tie_break),
-        backfill: Scheduler::new(Engine::new(predicates, options)?, scorers, tie_break),
-        error_cache,
-    })
-}
-
 /// Replays the workload `events` (read as it goes) over `cluster` in
 /// sessions; the report's pods and samples go to `outputs`.
 #[allow(clippy::too_many_arguments)]
@@ -607,6 +543,7 @@ pub fn run(
 ) -> Result<Report> {
     let mut tracker = Tracker::new(&mut cluster, outputs);
     let mut world = World::new(input)?;
+    let registry = plugins::registry();
     let intake = Intake {
         scheduler_name: options.scheduler_name.clone(),
     };
@@ -686,6 +623,7 @@ pub fn run(
         if world.has_pending() || changed_by_events {
             bound = run_session(
                 schedulers,
+                &registry,
                 &mut cluster,
                 &mut world,
                 &mut tracker,
@@ -761,6 +699,7 @@ pub fn run(
 /// One session: open, actions, close. Returns how many pods it bound.
 fn run_session(
     schedulers: &mut Schedulers,
+    registry: &Registry,
     cluster: &mut ClusterState,
     world: &mut World,
     tracker: &mut Tracker,
@@ -768,14 +707,10 @@ fn run_session(
     now: u64,
 ) -> Result<usize> {
     let state = world.state(cluster);
-    let gang = config.tiers.iter().flatten().any(|p| p.name == "gang");
-    let mut s = Session::open(state, &config.tiers, cluster, schedulers);
+    let plugins = registry.build(&config.tiers, &state);
+    let mut s = Session::open(state, plugins, cluster, schedulers);
     for action in &config.actions {
-        match action.as_str() {
-            "allocate" => actions::allocate::execute(&mut s, &config.tiers)?,
-            "backfill" => actions::backfill::execute(&mut s)?,
-            _ => {}
-        }
+        actions::execute(action, &mut s, &config.tiers)?;
     }
     // Close: gang's conditions, the cache's events and pod messages, the
     // jobs' phases; then what was never bound leaves the nodes.
@@ -796,25 +731,25 @@ fn run_session(
         if job.tasks.is_empty() && group.as_ref().is_some_and(|g| g.closed_empty) {
             continue;
         }
-        let unschedulable = if gang {
-            plugins::gang::unschedulable_message(st, job)
-        } else {
-            None
+        let condition = s.job_condition(j);
+        let unschedulable = match &condition {
+            Some(JobCondition::Unschedulable { message, .. }) => Some(message.clone()),
+            _ => None,
         };
         if let Some(g) = group {
             if job.tasks.is_empty() {
                 g.closed_empty = true;
             }
-            if gang {
-                g.condition = Some(match &unschedulable {
-                    Some(m) => GroupCondition {
+            if let Some(c) = condition {
+                g.condition = Some(match c {
+                    JobCondition::Unschedulable { reason, message } => GroupCondition {
                         kind: "Unschedulable".into(),
-                        reason: plugins::gang::NOT_ENOUGH_RESOURCES.into(),
-                        message: m.clone(),
+                        reason: reason.into(),
+                        message,
                     },
-                    None => GroupCondition {
+                    JobCondition::Scheduled { reason } => GroupCondition {
                         kind: "Scheduled".into(),
-                        reason: "tasks in gang are ready to be scheduled".into(),
+                        reason: reason.into(),
                         message: String::new(),
                     },
                 });
@@ -855,7 +790,7 @@ fn run_session(
             // The cache's RecordJobStatusEvent: every job left Pending,
             // Inqueue or Unknown gets the Warning.
             if matches!(phase.as_str(), "Pending" | "Inqueue" | "Unknown") {
-                g.event = Some(plugins::gang::unschedulable_event(st, job));
+                g.event = Some(unschedulable_event(st, job));
             }
             if job.tasks.iter().any(|&t| st.tasks[t].last.is_some()) {
                 g.discarded += 1;
@@ -937,4 +872,20 @@ fn run_session(
         }
     }
     Ok(bound)
+}
+
+/// The event the cache records for a job left Pending, Inqueue or Unknown
+/// (`RecordJobStatusEvent`): gang's text with the number of Pending tasks
+/// first.
+fn unschedulable_event(st: &State, job: &Job) -> String {
+    let pending = job
+        .tasks
+        .iter()
+        .filter(|&&t| st.tasks[t].status == TaskStatus::Pending)
+        .count();
+    format!(
+        "{pending}/{} tasks in gang unschedulable: {}",
+        job.tasks.len(),
+        job.fit_error(&st.tasks)
+    )
 }
