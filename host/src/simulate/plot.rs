@@ -2,7 +2,7 @@
 //! over the replay, one line per configuration. SVG (plotters' SVG
 //! backend), so no system fonts or external program are needed.
 
-use super::report::Report;
+use super::report::{Report, Sample};
 use anyhow::{Result, anyhow, bail};
 use plotters::prelude::*;
 use std::path::Path;
@@ -36,8 +36,27 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
     root.fill(&WHITE).map_err(err)?;
     let (left, rest) = root.split_horizontally(560);
     let (right, third) = rest.split_horizontally(if queues { 540 } else { 560 });
+    allocation(&left, runs, r, &resource)?;
+    pending(&right, runs)?;
+    if queues {
+        queue_shares(&third, runs, &resource)?;
+    }
+    root.present()
+        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
+    Ok(())
+}
 
-    // Allocation (% of capacity) against arrived demand (% of capacity).
+/// Allocation (% of capacity) of resource `r` against arrived demand (%
+/// of capacity): how close each configuration stays to what was asked.
+fn allocation<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    runs: &[(String, &Report)],
+    r: usize,
+    resource: &str,
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let pct = |v: i64, cap: i64| {
         if cap <= 0 {
             0.0
@@ -53,7 +72,7 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
                 .map(move |s| pct(s.arrived[r], rep.resources[r].1))
         })
         .fold(100.0f64, f64::max);
-    let mut chart = ChartBuilder::on(&left)
+    let mut chart = ChartBuilder::on(area)
         .caption(
             format!("{resource}: allocated vs arrived"),
             ("sans-serif", 18),
@@ -90,12 +109,22 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
         .border_style(BLACK)
         .draw()
         .map_err(err)?;
+    Ok(())
+}
 
-    // Pending pods over the replay (attempts when the workload has no clock).
+/// Pending pods over the replay, by time (attempts when the workload has
+/// no clock); colors follow the allocation chart's legend.
+fn pending<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    runs: &[(String, &Report)],
+) -> Result<()>
+where
+    DB::ErrorType: 'static,
+{
     let timed = runs
         .iter()
         .any(|(_, rep)| rep.samples.iter().any(|s| s.time > 0));
-    let x_of = |s: &super::report::Sample| {
+    let x_of = |s: &Sample| {
         if timed {
             s.time as f64
         } else {
@@ -110,7 +139,7 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
         .iter()
         .flat_map(|(_, rep)| rep.samples.iter().map(|s| s.pending as f64))
         .fold(1.0f64, f64::max);
-    let mut chart = ChartBuilder::on(&right)
+    let mut chart = ChartBuilder::on(area)
         .caption("pending pods", ("sans-serif", 18))
         .margin(12)
         .x_label_area_size(36)
@@ -136,11 +165,6 @@ pub fn write(path: &Path, runs: &[(String, &Report)]) -> Result<()> {
             ))
             .map_err(err)?;
     }
-    if queues {
-        queue_shares(&third, runs, &resource)?;
-    }
-    root.present()
-        .map_err(|e| anyhow!("cannot write {}: {e}", path.display()))?;
     Ok(())
 }
 

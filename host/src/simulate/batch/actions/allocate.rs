@@ -14,7 +14,9 @@
 //! ([`super::super::error_cache`]).
 
 use super::super::error_cache::NodeErrors;
-use super::super::session::{PriorityQueue, Session, Statement};
+use super::super::framework::priority_queue::PriorityQueue;
+use super::super::framework::session::Session;
+use super::super::framework::statement::Statement;
 use crate::config::batch::PluginOption;
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};

@@ -4,7 +4,9 @@
 //! binds once its job is ready. As upstream, the first task that fits no
 //! node ends the action for this session.
 
-use super::super::session::{PriorityQueue, Session};
+use super::super::framework::priority_queue::PriorityQueue;
+use super::super::framework::session::Session;
+use super::super::idle_fit;
 use anyhow::Result;
 use std::collections::BTreeMap;
 
@@ -21,10 +23,7 @@ pub fn execute(s: &mut Session) -> Result<()> {
                 // AddBindTask): on an overcommitted node the task stays
                 // Allocated, unbound, and backfill goes on.
                 let snapshot = s.cluster.snapshot();
-                let fits = super::super::idle_fit::fits(
-                    &s.state.tasks[t].resreq,
-                    snapshot.node(decision.slot),
-                );
+                let fits = idle_fit::fits(&s.state.tasks[t].resreq, snapshot.node(decision.slot));
                 if fits {
                     s.allocate_and_dispatch(t, decision)?;
                 } else {

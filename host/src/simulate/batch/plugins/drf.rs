@@ -2,9 +2,9 @@
 //! largest ratio of allocated to cluster total over the resources; lower
 //! shares go first, and shares follow every allocation in the session.
 
+use super::super::framework::plugin::Plugin;
+use super::super::framework::state::State;
 use super::super::resource::{Res, share};
-use super::super::session::State;
-use super::Plugin;
 use std::cmp::Ordering;
 
 pub struct Drf {

@@ -3,9 +3,9 @@
 //! At session close it writes the PodGroup condition
 //! (`<x>/<y> tasks in gang unschedulable: <fit error>`).
 
-use super::super::job::{Job, TaskStatus};
-use super::super::session::State;
-use super::{Invalid, Plugin, Vote};
+use super::super::framework::plugin::{Invalid, JobCondition, Plugin, Vote};
+use super::super::framework::state::State;
+use super::super::job::Job;
 use std::cmp::Ordering;
 
 pub struct Gang;
@@ -14,7 +14,7 @@ pub struct Gang;
 const NOT_ENOUGH_PODS_OF_TASK: &str = "NotEnoughPodsOfTask";
 const NOT_ENOUGH_PODS: &str = "NotEnoughTasks";
 /// `v1beta1.NotEnoughResourcesReason`.
-pub const NOT_ENOUGH_RESOURCES: &str = "NotEnoughResources";
+const NOT_ENOUGH_RESOURCES: &str = "NotEnoughResources";
 
 impl Plugin for Gang {
     fn name(&self) -> &'static str {
@@ -64,11 +64,25 @@ impl Plugin for Gang {
             },
         )
     }
+
+    /// `OnSessionClose`: Unschedulable with the gang message while the job
+    /// is not ready, else Scheduled.
+    fn job_condition(&self, s: &State, job: &Job) -> Option<JobCondition> {
+        Some(match unschedulable_message(s, job) {
+            Some(message) => JobCondition::Unschedulable {
+                reason: NOT_ENOUGH_RESOURCES,
+                message,
+            },
+            None => JobCondition::Scheduled {
+                reason: "tasks in gang are ready to be scheduled",
+            },
+        })
+    }
 }
 
-/// The condition gang's `OnSessionClose` writes on a job: `None` when the
-/// job is ready (Volcano then writes `Scheduled`).
-pub fn unschedulable_message(s: &State, job: &Job) -> Option<String> {
+/// The message of the condition gang writes on a job that is not ready;
+/// `None` when it is.
+fn unschedulable_message(s: &State, job: &Job) -> Option<String> {
     if job.is_ready(&s.tasks) {
         return None;
     }
@@ -90,19 +104,4 @@ pub fn unschedulable_message(s: &State, job: &Job) -> Option<String> {
         job.tasks.len(),
         job.fit_error(&s.tasks)
     ))
-}
-
-/// The event the cache records for a job left Pending, Inqueue or Unknown:
-/// the same text with the number of Pending tasks first.
-pub fn unschedulable_event(s: &State, job: &Job) -> String {
-    let pending = job
-        .tasks
-        .iter()
-        .filter(|&&t| s.tasks[t].status == TaskStatus::Pending)
-        .count();
-    format!(
-        "{pending}/{} tasks in gang unschedulable: {}",
-        job.tasks.len(),
-        job.fit_error(&s.tasks)
-    )
 }

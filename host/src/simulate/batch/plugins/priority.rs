@@ -1,9 +1,9 @@
 //! `priority`: higher-priority tasks first within a job, higher-priority
 //! jobs (their PodGroup's PriorityClass) first within a queue.
 
+use super::super::framework::plugin::Plugin;
+use super::super::framework::state::State;
 use super::super::job::Task;
-use super::super::session::State;
-use super::Plugin;
 use std::cmp::Ordering;
 
 pub struct Priority;

@@ -5,10 +5,10 @@
 //! take it above is not placed (`Allocatable`), and queues with lower
 //! shares go first.
 
+use super::super::framework::plugin::Plugin;
+use super::super::framework::state::{QueueInfo, State};
 use super::super::job::Task;
 use super::super::resource::{Res, share};
-use super::super::session::{QueueInfo, State};
-use super::Plugin;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
@@ -185,8 +185,8 @@ impl Plugin for Proportion {
 
 #[cfg(test)]
 mod tests {
+    use super::super::super::framework::state::{QueueInfo, State};
     use super::super::super::job::{Job, Task, TaskStatus};
-    use super::super::super::session::{QueueInfo, State};
     use super::*;
     use std::sync::Arc;
 

@@ -1,14 +1,18 @@
-//! One scheduling session (Volcano's `framework.Session`): the jobs, tasks
-//! and queues of a snapshot, the plugins of the tiers, and the operations
-//! actions use: order functions, job checks, predicates and node order
-//! (sift's engine and scorers), and the Statement that places a job's
-//! tasks tentatively and commits or discards them together.
+//! One scheduling session (Volcano's `framework.Session`): the snapshot
+//! it works on, the plugins of the tiers, and the operations actions use:
+//! order functions and job checks combined tier by tier, predicates and
+//! node order (sift's engine and scorers), and tentative placements that
+//! a Statement (`statement.rs`) commits or discards together. The session
+//! receives its plugins already built from the registry, so it never names
+//! one.
 
-use super::Schedulers;
-use super::error_cache::NodeErrors;
-use super::job::{FitErrors, Job, NodeFit, Task, TaskStatus};
-use super::plugins::{self, Invalid, Plugin, Vote};
-use super::resource::Res;
+use super::super::error_cache::NodeErrors;
+use super::super::job::{FitErrors, NodeFit, Task, TaskStatus};
+use super::super::predicates::Schedulers;
+use super::super::resource::Res;
+use super::plugin::{Invalid, JobCondition, Plugin, Vote};
+use super::registry::Registered;
+use super::state::State;
 use crate::cluster::ClusterState;
 use crate::config::batch::PluginOption;
 use crate::engine::schedule::{Attempt, Decision};
@@ -17,37 +21,6 @@ use anyhow::Result;
 use std::cmp::Ordering;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-#[derive(Clone, Debug)]
-pub struct QueueInfo {
-    pub name: String,
-    pub weight: i32,
-    /// `spec.priority`: higher first in proportion's order.
-    pub priority: i32,
-    pub created: Option<k8s_openapi::jiff::Timestamp>,
-    pub capability: Option<Res>,
-    pub guarantee: Res,
-}
-
-/// The snapshot a session works on.
-pub struct State {
-    pub tasks: Vec<Task>,
-    pub jobs: Vec<Job>,
-    pub queues: Vec<QueueInfo>,
-    /// All nodes' allocatable (`TotalResource`).
-    pub total: Res,
-}
-
-impl State {
-    pub fn queue(&self, name: &str) -> Option<&QueueInfo> {
-        self.queues.iter().find(|q| q.name == name)
-    }
-}
-
-struct Registered {
-    option: PluginOption,
-    plugin: Box<dyn Plugin>,
-}
 
 fn on(flag: Option<bool>) -> bool {
     flag.unwrap_or(true)
@@ -69,26 +42,17 @@ pub struct Session<'a> {
 }
 
 impl<'a> Session<'a> {
-    /// Opens a session: every configured plugin's `OnSessionOpen`, in tier
-    /// order.
+    /// Opens a session over `state` with the tiers' plugins, built for
+    /// it in tier order (every plugin's `OnSessionOpen`).
     pub fn open(
         state: State,
-        tiers: &[Vec<PluginOption>],
+        plugins: Vec<Registered>,
         cluster: &'a mut ClusterState,
         schedulers: &'a mut Schedulers,
     ) -> Session<'a> {
-        let mut registered = Vec::new();
-        for option in tiers.iter().flatten() {
-            if let Some(plugin) = plugins::build(&option.name, &state) {
-                registered.push(Registered {
-                    option: option.clone(),
-                    plugin,
-                });
-            }
-        }
         Session {
             state,
-            plugins: registered,
+            plugins,
             cluster,
             schedulers,
             decisions: HashMap::new(),
@@ -222,6 +186,15 @@ impl<'a> Session<'a> {
         self.plugins
             .iter()
             .find_map(|p| p.plugin.queue_share(queue))
+    }
+
+    /// The condition the plugins write on a job's PodGroup at close: the
+    /// first plugin, in tier order, that writes one.
+    pub fn job_condition(&self, job: usize) -> Option<JobCondition> {
+        let j = &self.state.jobs[job];
+        self.plugins
+            .iter()
+            .find_map(|p| p.plugin.job_condition(&self.state, j))
     }
 
     /// Predicates and node order for a task on the session's current
@@ -405,114 +378,4 @@ fn compare_task(l: &Task, r: &Task) -> bool {
         return l.uid < r.uid;
     }
     l.created < r.created
-}
-
-/// A job's operations in one allocate pass (`framework.Statement`).
-#[derive(Default)]
-pub struct Statement {
-    allocated: Vec<usize>,
-}
-
-impl Statement {
-    pub fn allocate(&mut self, s: &mut Session, task: usize, decision: Decision) -> Result<()> {
-        s.allocate(task, decision)?;
-        self.allocated.push(task);
-        Ok(())
-    }
-
-    /// Binds what was placed.
-    pub fn commit(self, s: &mut Session) {
-        for t in self.allocated {
-            s.dispatch(t);
-        }
-    }
-
-    /// Undoes every placement, last first, so the job holds nothing.
-    pub fn discard(self, s: &mut Session) {
-        for &t in self.allocated.iter().rev() {
-            s.unallocate(t);
-        }
-    }
-}
-
-/// A minimal binary heap over indices with a session comparator, as
-/// Volcano's `util.PriorityQueue` (Go's `container/heap`). Elements'
-/// keys may change only while they are out of the heap.
-#[derive(Default)]
-pub struct PriorityQueue {
-    items: Vec<usize>,
-}
-
-impl PriorityQueue {
-    pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
-    }
-
-    pub fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    pub fn push(&mut self, x: usize, less: &dyn Fn(usize, usize) -> bool) {
-        self.items.push(x);
-        let mut j = self.items.len() - 1;
-        while j > 0 {
-            let i = (j - 1) / 2;
-            if i == j || !less(self.items[j], self.items[i]) {
-                break;
-            }
-            self.items.swap(i, j);
-            j = i;
-        }
-    }
-
-    /// The items, in no particular order.
-    pub fn items(&self) -> &[usize] {
-        &self.items
-    }
-
-    pub fn pop(&mut self, less: &dyn Fn(usize, usize) -> bool) -> Option<usize> {
-        if self.items.is_empty() {
-            return None;
-        }
-        let n = self.items.len() - 1;
-        self.items.swap(0, n);
-        let mut i = 0;
-        loop {
-            let j1 = 2 * i + 1;
-            if j1 >= n {
-                break;
-            }
-            let mut j = j1;
-            let j2 = j1 + 1;
-            if j2 < n && less(self.items[j2], self.items[j1]) {
-                j = j2;
-            }
-            if !less(self.items[j], self.items[i]) {
-                break;
-            }
-            self.items.swap(i, j);
-            i = j;
-        }
-        self.items.pop()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::PriorityQueue;
-
-    #[test]
-    fn heap_pops_in_comparator_order() {
-        let keys = [5, 3, 9, 1, 7, 3, 8];
-        let less = |a: usize, b: usize| (keys[a], a) < (keys[b], b);
-        let mut q = PriorityQueue::default();
-        for i in 0..keys.len() {
-            q.push(i, &less);
-        }
-        let mut out = Vec::new();
-        while let Some(i) = q.pop(&less) {
-            out.push(keys[i]);
-        }
-        assert_eq!(out, vec![1, 3, 3, 5, 7, 8, 9]);
-    }
 }
