@@ -142,13 +142,6 @@ fn the_checker_sees_grouped_and_plain_paths() {
 // comments (doc links) and strings (serde's `with = "crate::..."`); a path
 // ending on a name a parent imports from a child counts as the child.
 
-/// Circles in `host/src/simulate/batch/` that the batch split is removing
-/// on its own branch. Removed when the batch split lands.
-const BATCH_CIRCLES_UNTIL_SPLIT: &[&[&str]] = &[&[
-    "host/src/simulate/batch/plugins/",
-    "host/src/simulate/batch/session.rs",
-]];
-
 /// Crate sources checked besides `host/src` and `plugin-sdk/src`.
 fn plugin_sources(plugins: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -178,11 +171,6 @@ fn no_import_circle_between_files_of_one_folder() {
     for src in &sources {
         circles.extend(import_circles(&repo, src));
     }
-    circles.retain(|c| {
-        !BATCH_CIRCLES_UNTIL_SPLIT
-            .iter()
-            .any(|allowed| c.files.iter().all(|f| allowed.contains(&f.as_str())))
-    });
     assert!(
         circles.is_empty(),
         "import circles between files of one folder:\n{}",
