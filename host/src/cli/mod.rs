@@ -20,7 +20,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use conformance::{ConformanceArgs, conformance_cmd};
 use filter::{FilterArgs, filter};
 use plugins::{PluginsCommand, plugins_inspect, plugins_list};
-use serve::serve;
+use serve::{ServeArgs, serve};
 use simulate::{SimulateArgs, simulate};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -90,7 +90,7 @@ enum Command {
     /// Namespace watch events POSTed to /cluster. Every node the scheduler sends
     /// is evaluated (it sampled already). SIGHUP rescans; SIGTERM/SIGINT
     /// stop after the requests in flight.
-    Serve(crate::serve::ServeArgs),
+    Serve(ServeArgs),
     /// Create a plugin project (Rust, C, Go, Python, JavaScript or WAT) that builds and passes
     /// its starter conformance case (cases/001-starter.json).
     New(crate::authoring::scaffold::NewArgs),
