@@ -3,6 +3,7 @@
 //! natively. A benchmark, not a test: numbers depend on the machine.
 
 pub mod cluster_view;
+pub mod contract;
 pub mod loadgen;
 pub mod plugin_bench;
 
@@ -154,7 +155,7 @@ pub fn run(a: BenchArgs) -> Result<()> {
         let catalog = wasm
             .as_ref()
             .ok_or_else(|| anyhow!("--contract needs the Wasm plugins"))?;
-        return contract(catalog, &a.nodes);
+        return contract::run(catalog, &a.nodes);
     }
     if a.cluster_view {
         let catalog = wasm
@@ -269,43 +270,6 @@ fn table_rows(
                 "{n:>7} {pct_label:>10} {per_cycle:>11.0} {native_rate:>14.0} {:>14} {:>12}",
                 "-", "-"
             ),
-        }
-    }
-    Ok(())
-}
-
-/// Per-node cost of each plugin under the two contract designs.
-fn contract(catalog: &Catalog, sizes: &[usize]) -> Result<()> {
-    // A pod every plugin has work for: affinity, toleration, host port, requests.
-    let mut pod = synthetic_pods(60).into_iter().nth(55).unwrap_or_default();
-    pod.tolerations = synthetic_pods(75)
-        .into_iter()
-        .nth(72)
-        .map(|p| p.tolerations)
-        .unwrap_or_default();
-    pod.host_ports = synthetic_pods(85)
-        .into_iter()
-        .nth(82)
-        .map(|p| p.host_ports)
-        .unwrap_or_default();
-    println!(
-        "{:>7} {:18} {:>16} {:>20} {:>7} {:>14}",
-        "nodes", "plugin", "batched ns/node", "record/call ns/node", "ratio", "empty call ns"
-    );
-    for &n in sizes {
-        let snapshot = Arc::new(Snapshot::from_nodes(synthetic_nodes(n))?);
-        for p in catalog.wasm_plugins() {
-            let c = p
-                .measure_contract(&snapshot, pod.clone())
-                .map_err(|e| anyhow!("{e}"))?;
-            println!(
-                "{n:>7} {:18} {:>16.0} {:>20.0} {:>7.1} {:>14.0}",
-                p.identity().name,
-                c.batched_ns_per_node,
-                c.record_per_call_ns_per_node,
-                c.record_per_call_ns_per_node / c.batched_ns_per_node,
-                c.empty_call_ns
-            );
         }
     }
     Ok(())
