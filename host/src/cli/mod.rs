@@ -2,6 +2,7 @@
 //! that is more than a call into its module. `main.rs` only calls
 //! [`main`]. The top layer: it may import anything; nothing imports it.
 
+mod bench;
 mod conformance;
 mod filter;
 mod plugins;
@@ -9,13 +10,13 @@ mod serve;
 mod simulate;
 mod trace;
 
-use crate::bench;
 use crate::config::Config;
 use crate::plugins::registry::{Catalog, default_plugins_dir};
 use crate::runtime::Runtime;
 use crate::runtime::cache::CompileCache;
 use crate::text::printable;
 use anyhow::{Result, bail};
+use bench::BenchArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use conformance::{ConformanceArgs, conformance_cmd};
 use filter::{FilterArgs, filter};
@@ -78,7 +79,7 @@ enum Command {
     Plugins(PluginsCommand),
     /// Measure pods/s of the filter phase on a synthetic cluster, Wasm
     /// plugins against the same predicates compiled natively.
-    Bench(bench::BenchArgs),
+    Bench(BenchArgs),
     /// Serve as a kube-scheduler extender (filter verb) over HTTP, with
     /// hot-loaded plugins, /metrics, /healthz, /readyz and /status.
     ///
@@ -213,7 +214,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Conformance(a) => conformance_cmd(a),
         Command::Plugins(PluginsCommand::List { source }) => plugins_list(source),
         Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
-        Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Bench(a) => crate::bench::run(a.into()).map(|_| ExitCode::SUCCESS),
         Command::Serve(a) => serve(a),
         Command::Trace(c) => trace(c),
         Command::Simulate(a) => simulate(a),
