@@ -3,8 +3,10 @@
 //! [`main`]. The top layer: it may import anything; nothing imports it.
 
 mod bench;
+mod component;
 mod conformance;
 mod filter;
+mod new;
 mod plugins;
 mod serve;
 mod simulate;
@@ -18,8 +20,10 @@ use crate::text::printable;
 use anyhow::{Result, bail};
 use bench::BenchArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use component::{ComponentCommand, component};
 use conformance::{ConformanceArgs, conformance_cmd};
 use filter::{FilterArgs, filter};
+use new::{NewArgs, new_project};
 use plugins::{PluginsCommand, plugins_inspect, plugins_list};
 use serve::{ServeArgs, serve};
 use simulate::{SimulateArgs, simulate};
@@ -94,11 +98,11 @@ enum Command {
     Serve(ServeArgs),
     /// Create a plugin project (Rust, C, Go, Python, JavaScript or WAT) that builds and passes
     /// its starter conformance case (cases/001-starter.json).
-    New(crate::authoring::scaffold::NewArgs),
+    New(NewArgs),
     /// Build steps for plugins in languages other than Rust: make a
     /// component of a core module, write the contract's C bindings.
     #[command(subcommand)]
-    Component(crate::authoring::componentize::ComponentCommand),
+    Component(ComponentCommand),
     /// Import a published trace as a cluster and a workload (pods arriving
     /// and leaving), for simulations.
     #[command(subcommand)]
@@ -218,15 +222,8 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Serve(a) => serve(a),
         Command::Trace(c) => trace(c),
         Command::Simulate(a) => simulate(a),
-        Command::Component(c) => crate::authoring::componentize::run(c).map(|_| ExitCode::SUCCESS),
-        Command::New(a) => {
-            let dir = crate::authoring::scaffold::run(a)?;
-            println!(
-                "created {}: see its README.md to build it and run its case",
-                dir.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Component(c) => component(c),
+        Command::New(a) => new_project(a),
     }
 }
 
