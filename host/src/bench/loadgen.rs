@@ -224,7 +224,6 @@ pub fn run(plugins_dir: &Path, sizes: &[usize], seconds: f64, clients: usize) ->
     let swapped_file = plugins.join("sift_plugin_node_name.wasm");
     let original = std::fs::read(&swapped_file)
         .with_context(|| format!("{} has no NodeName component", plugins_dir.display()))?;
-    let budget = Duration::from_secs_f64(seconds);
     let pods: Vec<String> = synthetic_pods(200)
         .iter()
         .map(|p| pod_json(p).to_string())
@@ -237,107 +236,148 @@ pub fn run(plugins_dir: &Path, sizes: &[usize], seconds: f64, clients: usize) ->
         "{:>6} {:22} {:>8} {:>9} {:>9} {:>7}",
         "nodes", "mode", "req/s", "p50 ms", "p99 ms", "failed"
     );
-    let result = (|| -> Result<()> {
-        for &n in sizes {
-            let list = kubectl_list(&synthetic_nodes(n));
-            let cluster = work.join(format!("cluster-{n}.json"));
-            std::fs::write(&cluster, serde_json::to_vec(&list)?)?;
-            let nodes: Vec<&Value> = list["items"]
-                .as_array()
-                .map(|a| a.iter().filter(|o| o["kind"] == "Node").collect())
-                .unwrap_or_default();
-            let names: Vec<&Value> = nodes.iter().map(|n| &n["metadata"]["name"]).collect();
-            let names_json = serde_json::to_string(&names)?;
-            let nodes_json = serde_json::to_string(&nodes)?;
-            std::fs::write(&swapped_file, &original)?;
-            let server = start_server(&plugins, &cluster, clients)?;
-            let url = format!("{}/scheduler/filter", server.base);
-            let by_names: Vec<String> = pods
-                .iter()
-                .map(|p| format!(r#"{{"Pod":{p},"Nodes":null,"NodeNames":{names_json}}}"#))
-                .collect();
-            let by_objects: Vec<String> = pods
-                .iter()
-                .take(20)
-                .map(|p| {
-                    format!(
-                        r#"{{"Pod":{p},"Nodes":{{"metadata":{{}},"items":{nodes_json}}},"NodeNames":null}}"#
-                    )
-                })
-                .collect();
-            // Warm up: instances created and synced.
-            load(
-                &url,
-                &by_names[..clients.min(by_names.len())],
-                clients,
-                Duration::from_millis(300),
-            );
-            let row = |mode: &str, bodies: &[String]| {
-                let (lat, failed) = load(&url, bodies, clients, budget);
-                println!(
-                    "{n:>6} {mode:22} {:>8.0} {:>9.2} {:>9.2} {failed:>7}",
-                    lat.len() as f64 / seconds,
-                    percentile(&lat, 0.5),
-                    percentile(&lat, 0.99)
-                );
-            };
-            row("NodeNames (cached)", &by_names);
-            row("Nodes (objects)", &by_objects);
-
-            // Swaps under load: rewrite NodeName every 500 ms, alternating
-            // write-then-rename and in-place writes.
-            let stop = AtomicBool::new(false);
-            let swap_latencies = std::thread::scope(|s| {
-                let swapper = s.spawn(|| {
-                    let agent = agent();
-                    let mut latencies = Vec::new();
-                    let mut k = 1;
-                    while !stop.load(Ordering::Relaxed) {
-                        let bytes = variant(&original, k);
-                        let want = version_of(&bytes);
-                        let written = Instant::now();
-                        if k % 2 == 0 {
-                            let tmp = swapped_file.with_extension("tmp");
-                            let _ = std::fs::write(&tmp, &bytes);
-                            let _ = std::fs::rename(&tmp, &swapped_file);
-                        } else {
-                            let _ = std::fs::write(&swapped_file, &bytes);
-                        }
-                        while written.elapsed() < Duration::from_secs(10) {
-                            if serving_version(&agent, &server.base, "NodeName").as_deref()
-                                == Some(want.as_str())
-                            {
-                                latencies.push(written.elapsed());
-                                break;
-                            }
-                            std::thread::sleep(Duration::from_millis(5));
-                        }
-                        k += 1;
-                        std::thread::sleep(
-                            Duration::from_millis(500).saturating_sub(written.elapsed()),
-                        );
-                    }
-                    latencies
-                });
-                row("NodeNames during swaps", &by_names);
-                stop.store(true, Ordering::Relaxed);
-                swapper.join().unwrap_or_default()
-            });
-            let mut sorted = swap_latencies.clone();
-            sorted.sort();
-            println!(
-                "{n:>6} {:22} {} swaps, write -> serving: median {:.0} ms, max {:.0} ms",
-                "swap latency",
-                sorted.len(),
-                percentile(&sorted, 0.5),
-                sorted.last().map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
-            );
-            drop(server);
-        }
-        Ok(())
-    })();
-    let _ = std::fs::remove_dir_all(&work);
+    let bench = Bench {
+        work,
+        plugins,
+        swapped_file,
+        original,
+        pods,
+        clients,
+        seconds,
+    };
+    let result = sizes.iter().try_for_each(|&n| bench.rows(n));
+    let _ = std::fs::remove_dir_all(&bench.work);
     result
+}
+
+/// What the rows of every cluster size share.
+struct Bench {
+    /// A temporary directory: the plugins served and the cluster files.
+    work: PathBuf,
+    plugins: PathBuf,
+    /// The component rewritten to measure swaps (NodeName), and its bytes.
+    swapped_file: PathBuf,
+    original: Vec<u8>,
+    /// Pending pods as JSON.
+    pods: Vec<String>,
+    clients: usize,
+    seconds: f64,
+}
+
+impl Bench {
+    /// The rows of an `n`-node cluster: both request modes, then requests
+    /// while NodeName is swapped, then the swaps' latency.
+    fn rows(&self, n: usize) -> Result<()> {
+        let clients = self.clients;
+        let list = kubectl_list(&synthetic_nodes(n));
+        let cluster = self.work.join(format!("cluster-{n}.json"));
+        std::fs::write(&cluster, serde_json::to_vec(&list)?)?;
+        let (by_names, by_objects) = self.bodies(&list)?;
+        std::fs::write(&self.swapped_file, &self.original)?;
+        let server = start_server(&self.plugins, &cluster, clients)?;
+        let url = format!("{}/scheduler/filter", server.base);
+        // Warm up: instances created and synced.
+        load(
+            &url,
+            &by_names[..clients.min(by_names.len())],
+            clients,
+            Duration::from_millis(300),
+        );
+        let budget = Duration::from_secs_f64(self.seconds);
+        let row = |mode: &str, bodies: &[String]| {
+            let (lat, failed) = load(&url, bodies, clients, budget);
+            println!(
+                "{n:>6} {mode:22} {:>8.0} {:>9.2} {:>9.2} {failed:>7}",
+                lat.len() as f64 / self.seconds,
+                percentile(&lat, 0.5),
+                percentile(&lat, 0.99)
+            );
+        };
+        row("NodeNames (cached)", &by_names);
+        row("Nodes (objects)", &by_objects);
+        let mut sorted = self.swaps(&server, || row("NodeNames during swaps", &by_names));
+        sorted.sort();
+        println!(
+            "{n:>6} {:22} {} swaps, write -> serving: median {:.0} ms, max {:.0} ms",
+            "swap latency",
+            sorted.len(),
+            percentile(&sorted, 0.5),
+            sorted.last().map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
+        );
+        drop(server);
+        Ok(())
+    }
+
+    /// Filter request bodies over every node of `list`: by name (every
+    /// pod), and with the node objects (the first 20 pods).
+    fn bodies(&self, list: &Value) -> Result<(Vec<String>, Vec<String>)> {
+        let nodes: Vec<&Value> = list["items"]
+            .as_array()
+            .map(|a| a.iter().filter(|o| o["kind"] == "Node").collect())
+            .unwrap_or_default();
+        let names: Vec<&Value> = nodes.iter().map(|n| &n["metadata"]["name"]).collect();
+        let names_json = serde_json::to_string(&names)?;
+        let nodes_json = serde_json::to_string(&nodes)?;
+        let by_names = self
+            .pods
+            .iter()
+            .map(|p| format!(r#"{{"Pod":{p},"Nodes":null,"NodeNames":{names_json}}}"#))
+            .collect();
+        let by_objects = self
+            .pods
+            .iter()
+            .take(20)
+            .map(|p| {
+                format!(
+                    r#"{{"Pod":{p},"Nodes":{{"metadata":{{}},"items":{nodes_json}}},"NodeNames":null}}"#
+                )
+            })
+            .collect();
+        Ok((by_names, by_objects))
+    }
+
+    /// Swaps under load: NodeName rewritten every 500 ms, alternating
+    /// write-then-rename and in-place writes, while `under_load` runs;
+    /// each swap's time from the write until `/status` serves it.
+    fn swaps(&self, server: &ServerProcess, under_load: impl FnOnce()) -> Vec<Duration> {
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let swapper = s.spawn(|| {
+                let agent = agent();
+                let mut latencies = Vec::new();
+                let mut k = 1;
+                while !stop.load(Ordering::Relaxed) {
+                    let bytes = variant(&self.original, k);
+                    let want = version_of(&bytes);
+                    let written = Instant::now();
+                    if k % 2 == 0 {
+                        let tmp = self.swapped_file.with_extension("tmp");
+                        let _ = std::fs::write(&tmp, &bytes);
+                        let _ = std::fs::rename(&tmp, &self.swapped_file);
+                    } else {
+                        let _ = std::fs::write(&self.swapped_file, &bytes);
+                    }
+                    while written.elapsed() < Duration::from_secs(10) {
+                        if serving_version(&agent, &server.base, "NodeName").as_deref()
+                            == Some(want.as_str())
+                        {
+                            latencies.push(written.elapsed());
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(5));
+                    }
+                    k += 1;
+                    std::thread::sleep(
+                        Duration::from_millis(500).saturating_sub(written.elapsed()),
+                    );
+                }
+                latencies
+            });
+            under_load();
+            stop.store(true, Ordering::Relaxed);
+            swapper.join().unwrap_or_default()
+        })
+    }
 }
 
 /// Where the bench finds the plugins to serve.

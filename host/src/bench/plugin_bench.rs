@@ -17,7 +17,7 @@ use crate::engine::plugin::{ConfiguredPlugin, FilterPlugin};
 use crate::runtime::Runtime;
 use crate::runtime::cache::CompileCache;
 use anyhow::{Result, anyhow};
-use sift_sdk::Labels;
+use sift_sdk::{Labels, Pod};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,6 +26,49 @@ const MODELS: [&str; 6] = ["T4", "G2", "P100", "V100M16", "V100M32", "G3"];
 const ACCEPTED: [&str; 4] = ["T4", "V100M16.V100M32", "P100.V100M16.V100M32", "G2.G3"];
 
 pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
+    let (plugin, load) = load(file)?;
+    let snapshot = gpu_cluster(nodes)?;
+    let pods = gpu_pods();
+    let (per_pod, done, errors) = per_pod(&plugin, &snapshot, &pods, seconds)?;
+    let id = plugin.identity();
+    println!("plugin:          {} ({})", id.name, file.display());
+    println!("size:            {:.1} KiB", id.size as f64 / 1024.0);
+    println!(
+        "first compile:   {:.1} ms",
+        load.first_compile.as_secs_f64() * 1e3
+    );
+    println!(
+        "cached load:     {:.1} ms",
+        load.cached_load.as_secs_f64() * 1e3
+    );
+    println!(
+        "instantiate:     {:.2} ms",
+        load.instantiate.as_secs_f64() * 1e3
+    );
+    println!(
+        "per pod:         {:.0} µs over {nodes} nodes ({done} pods{})",
+        per_pod.as_secs_f64() * 1e6,
+        if errors > 0 {
+            format!(", {errors} cycle errors")
+        } else {
+            String::new()
+        }
+    );
+    Ok(())
+}
+
+/// What it costs to get the component running.
+struct LoadCosts {
+    /// Compiled with no cache.
+    first_compile: Duration,
+    /// Loaded from a fresh on-disk cache, filled once before.
+    cached_load: Duration,
+    /// One instance, on average over a few.
+    instantiate: Duration,
+}
+
+/// Loads the component three ways, timing each; returns the cached load.
+fn load(file: &Path) -> Result<(Arc<WasmPlugin>, LoadCosts)> {
     let config = Config::default();
     let limits = config.limits()?;
     let args_for = |_: &str| "{}".to_string();
@@ -53,7 +96,16 @@ pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
             .map_err(|e| anyhow!("{}", e.message))?;
     }
     let instantiate = started.elapsed() / INSTANCES;
+    let costs = LoadCosts {
+        first_compile,
+        cached_load,
+        instantiate,
+    };
+    Ok((plugin, costs))
+}
 
+/// Synthetic nodes, every third labelled with a GPU model.
+fn gpu_cluster(nodes: usize) -> Result<Arc<Snapshot>> {
     let mut cluster = synthetic_nodes(nodes);
     for (i, n) in cluster.iter_mut().enumerate() {
         if i % 3 == 0 {
@@ -65,8 +117,12 @@ pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
             n.labels = Labels::new(pairs);
         }
     }
-    let snapshot = Arc::new(Snapshot::from_nodes(cluster)?);
-    let pods: Vec<_> = synthetic_pods(400)
+    Ok(Arc::new(Snapshot::from_nodes(cluster)?))
+}
+
+/// Pods asking for a GPU, every other one with a list of accepted models.
+fn gpu_pods() -> Vec<Pod> {
+    synthetic_pods(400)
         .into_iter()
         .enumerate()
         .map(|(i, mut p)| {
@@ -80,7 +136,17 @@ pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
             }
             p
         })
-        .collect();
+        .collect()
+}
+
+/// Cycles with `plugin` alone over every node, for `seconds` (at least 10
+/// pods) after a warm-up: (time per pod, pods, cycles that failed).
+fn per_pod(
+    plugin: &Arc<WasmPlugin>,
+    snapshot: &Arc<Snapshot>,
+    pods: &[Pod],
+    seconds: f64,
+) -> Result<(Duration, u32, u32)> {
     let options = EngineOptions {
         percentage_of_nodes_to_score: 100,
         ..EngineOptions::default()
@@ -93,7 +159,7 @@ pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
         options,
     )?;
     for p in pods.iter().take(10) {
-        engine.find_nodes_that_fit(&snapshot, p.clone());
+        engine.find_nodes_that_fit(snapshot, p.clone());
     }
     let budget = Duration::from_secs_f64(seconds);
     let started = Instant::now();
@@ -101,7 +167,7 @@ pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
     let mut errors = 0;
     for p in pods.iter().cycle() {
         if engine
-            .find_nodes_that_fit(&snapshot, p.clone())
+            .find_nodes_that_fit(snapshot, p.clone())
             .error
             .is_some()
         {
@@ -112,24 +178,5 @@ pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
             break;
         }
     }
-    let per_pod = started.elapsed() / done;
-    let id = plugin.identity();
-    println!("plugin:          {} ({})", id.name, file.display());
-    println!("size:            {:.1} KiB", id.size as f64 / 1024.0);
-    println!(
-        "first compile:   {:.1} ms",
-        first_compile.as_secs_f64() * 1e3
-    );
-    println!("cached load:     {:.1} ms", cached_load.as_secs_f64() * 1e3);
-    println!("instantiate:     {:.2} ms", instantiate.as_secs_f64() * 1e3);
-    println!(
-        "per pod:         {:.0} µs over {nodes} nodes ({done} pods{})",
-        per_pod.as_secs_f64() * 1e6,
-        if errors > 0 {
-            format!(", {errors} cycle errors")
-        } else {
-            String::new()
-        }
-    );
-    Ok(())
+    Ok((started.elapsed() / done, done, errors))
 }

@@ -2,25 +2,30 @@
 //! that is more than a call into its module. `main.rs` only calls
 //! [`main`]. The top layer: it may import anything; nothing imports it.
 
+mod bench;
+mod component;
 mod conformance;
 mod filter;
+mod new;
 mod plugins;
 mod serve;
 mod simulate;
 mod trace;
 
-use crate::bench;
 use crate::config::Config;
 use crate::plugins::registry::{Catalog, default_plugins_dir};
 use crate::runtime::Runtime;
 use crate::runtime::cache::CompileCache;
 use crate::text::printable;
 use anyhow::{Result, bail};
+use bench::BenchArgs;
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use component::{ComponentCommand, component};
 use conformance::{ConformanceArgs, conformance_cmd};
 use filter::{FilterArgs, filter};
+use new::{NewArgs, new_project};
 use plugins::{PluginsCommand, plugins_inspect, plugins_list};
-use serve::serve;
+use serve::{ServeArgs, serve};
 use simulate::{SimulateArgs, simulate};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -78,7 +83,7 @@ enum Command {
     Plugins(PluginsCommand),
     /// Measure pods/s of the filter phase on a synthetic cluster, Wasm
     /// plugins against the same predicates compiled natively.
-    Bench(bench::BenchArgs),
+    Bench(BenchArgs),
     /// Serve as a kube-scheduler extender (filter verb) over HTTP, with
     /// hot-loaded plugins, /metrics, /healthz, /readyz and /status.
     ///
@@ -90,14 +95,14 @@ enum Command {
     /// Namespace watch events POSTed to /cluster. Every node the scheduler sends
     /// is evaluated (it sampled already). SIGHUP rescans; SIGTERM/SIGINT
     /// stop after the requests in flight.
-    Serve(crate::serve::ServeArgs),
+    Serve(ServeArgs),
     /// Create a plugin project (Rust, C, Go, Python, JavaScript or WAT) that builds and passes
     /// its starter conformance case (cases/001-starter.json).
-    New(crate::authoring::scaffold::NewArgs),
+    New(NewArgs),
     /// Build steps for plugins in languages other than Rust: make a
     /// component of a core module, write the contract's C bindings.
     #[command(subcommand)]
-    Component(crate::authoring::componentize::ComponentCommand),
+    Component(ComponentCommand),
     /// Import a published trace as a cluster and a workload (pods arriving
     /// and leaving), for simulations.
     #[command(subcommand)]
@@ -213,19 +218,12 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Conformance(a) => conformance_cmd(a),
         Command::Plugins(PluginsCommand::List { source }) => plugins_list(source),
         Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
-        Command::Bench(a) => bench::run(a).map(|_| ExitCode::SUCCESS),
+        Command::Bench(a) => crate::bench::run(a.into()).map(|_| ExitCode::SUCCESS),
         Command::Serve(a) => serve(a),
         Command::Trace(c) => trace(c),
         Command::Simulate(a) => simulate(a),
-        Command::Component(c) => crate::authoring::componentize::run(c).map(|_| ExitCode::SUCCESS),
-        Command::New(a) => {
-            let dir = crate::authoring::scaffold::run(a)?;
-            println!(
-                "created {}: see its README.md to build it and run its case",
-                dir.display()
-            );
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Component(c) => component(c),
+        Command::New(a) => new_project(a),
     }
 }
 

@@ -745,57 +745,60 @@ impl BatchFilter for WasmBatch<'_> {
     }
 }
 
-/// Per-node cost of the two contract designs considered (ARCHITECTURE.md),
-/// measured on a loaded plugin.
-#[derive(Clone, Copy, Debug)]
-pub struct ContractCosts {
-    /// Node table synced once; one `filter` call over all nodes.
-    pub batched_ns_per_node: f64,
-    /// One call per node carrying the full node record (emulated as
-    /// `sync-nodes` with that node, then `filter` of its slot).
-    pub record_per_call_ns_per_node: f64,
-    /// One `filter` call over no nodes: the fixed cost of a call.
-    pub empty_call_ns: f64,
+/// A pooled instance lent to a benchmark (`sift bench --contract`),
+/// prepared for one pod: the calls a benchmark times, with the deadlines
+/// and error handling of every other call.
+pub struct InstanceProbe<'a> {
+    plugin: &'a WasmPlugin,
+    instance: &'a mut Instance,
+}
+
+impl InstanceProbe<'_> {
+    /// `filter` over `slots` with 100 times the usual deadline: one call
+    /// over a whole large cluster may take longer than a cycle's.
+    pub fn filter_long(&mut self, slots: &[u32]) -> Result<(), PluginError> {
+        let long = self.plugin.runtime.deadline_ticks() * 100;
+        let i = &mut *self.instance;
+        self.plugin
+            .call_within(&i.bindings, &mut i.store, "filter", long, |b, s| {
+                b.filter(s, slots)
+            })
+            .map(drop)
+    }
+
+    /// `filter` over `slots`.
+    pub fn filter(&mut self, slots: &[u32]) -> Result<(), PluginError> {
+        self.plugin.call_filter(self.instance, slots).map(drop)
+    }
+
+    /// Sends `slot`'s node record with every field, as a contract with one
+    /// call per node would carry it.
+    pub fn sync_full_node(&mut self, snapshot: &Snapshot, slot: u32) -> Result<(), PluginError> {
+        self.plugin.call(self.instance, "sync-nodes", |b, s| {
+            b.sync_nodes(s, snapshot, &[slot], &[], NodeFields::ALL)
+        })?;
+        // The table now holds every field: resync before normal use.
+        self.instance.synced_generation = None;
+        Ok(())
+    }
 }
 
 impl WasmPlugin {
-    /// Measures [`ContractCosts`] for this plugin over `snapshot`'s nodes.
-    pub fn measure_contract(
+    /// Runs `f` on a pooled instance synced to `snapshot` and prepared for
+    /// `pod` (for benchmarks: see [`InstanceProbe`]).
+    pub fn probe<R>(
         &self,
         snapshot: &Arc<Snapshot>,
         pod: sift_sdk::Pod,
-    ) -> Result<ContractCosts, PluginError> {
+        f: impl FnOnce(&mut InstanceProbe) -> Result<R, PluginError>,
+    ) -> Result<R, PluginError> {
         let cycle = Cycle::new(pod, snapshot.clone());
         let wire_pod = self.pod_to_wire(&cycle.pod);
         self.with_instance(|p, i| {
             p.prepare_on(i, &cycle, &wire_pod)?;
-            let slots: Vec<u32> = (0..snapshot.len() as u32).collect();
-            let started = std::time::Instant::now();
-            let long = p.runtime.deadline_ticks() * 100;
-            p.call_within(&i.bindings, &mut i.store, "filter", long, |b, s| {
-                b.filter(s, &slots)
-            })?;
-            let batched = started.elapsed().as_nanos() as f64 / slots.len().max(1) as f64;
-            const CALLS: u32 = 20_000;
-            let started = std::time::Instant::now();
-            for _ in 0..CALLS {
-                p.call_filter(i, &[])?;
-            }
-            let empty_call_ns = started.elapsed().as_nanos() as f64 / CALLS as f64;
-            let started = std::time::Instant::now();
-            for slot in 0..snapshot.len() as u32 {
-                p.call(i, "sync-nodes", |b, s| {
-                    b.sync_nodes(s, snapshot, &[slot], &[], NodeFields::ALL)
-                })?;
-                p.call_filter(i, &[slot])?;
-            }
-            let per_call = started.elapsed().as_nanos() as f64 / snapshot.len().max(1) as f64;
-            // The table now holds every field: resync before normal use.
-            i.synced_generation = None;
-            Ok(ContractCosts {
-                batched_ns_per_node: batched,
-                record_per_call_ns_per_node: per_call,
-                empty_call_ns,
+            f(&mut InstanceProbe {
+                plugin: p,
+                instance: i,
             })
         })
     }
