@@ -1,12 +1,12 @@
 //! {{Plugin}}: rejects nodes labelled `sift.io/{{name}}: deny`.
 
-use sift_sdk::{Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use sift_sdk::{Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin};
 
 const LABEL: &str = "sift.io/{{name}}";
 
 pub struct {{Plugin}};
 
-impl Predicate for {{Plugin}} {
+impl Plugin for {{Plugin}} {
     const NAME: &'static str = "{{Plugin}}";
     /// The host syncs only the node fields a plugin reads.
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
@@ -31,9 +31,9 @@ impl Predicate for {{Plugin}} {
     }
 }
 
-export_predicate!({{Plugin}});
+export_plugin!({{Plugin}});
 
-/// `cargo test` runs the predicate natively, without a host.
+/// `cargo test` runs the plugin natively, without a host.
 #[cfg(test)]
 mod tests {
     use super::*;
