@@ -10,8 +10,11 @@
 //! unit-test it with `cargo test`, and the host runs it as a native
 //! baseline.
 //!
+//! A filter that needs nothing computed per pod implements `filter` alone:
+//! the default `prepare` proceeds with the default pod state.
+//!
 //! ```
-//! use sift_sdk::{export_plugin, Args, ClusterView, Node, Plugin, Pod, Prepare, Status};
+//! use sift_sdk::{export_plugin, Args, Node, Plugin, Pod, Status};
 //!
 //! /// Rejects nodes whose name starts with the configured prefix.
 //! pub struct AvoidPrefix { prefix: String }
@@ -22,10 +25,6 @@
 //!
 //!     fn new(args: Args) -> Result<Self, String> {
 //!         Ok(AvoidPrefix { prefix: args.get_str("prefix")?.unwrap_or("tmp-").into() })
-//!     }
-//!
-//!     fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
-//!         Prepare::Proceed(())
 //!     }
 //!
 //!     fn filter(&self, _pod: &Pod, _state: &(), node: &Node) -> Status {
@@ -160,8 +159,9 @@ impl std::fmt::Display for ExtensionPoints {
 /// A scheduler plugin, as kube-scheduler's framework has them: PreFilter +
 /// Filter (a filter, the default), and optionally PreScore, Score,
 /// NormalizeScore and Reserve, as [`Plugin::EXTENSION_POINTS`] declares.
-/// A plugin that is not a filter leaves `prepare`/`filter` at their
-/// defaults.
+/// Every method has a default, so a plugin implements only what its
+/// extension points need: a filter `filter`, a scorer `score`, a reserver
+/// `reserve`.
 ///
 /// `prepare` runs once per pod (in every instance that filters it), then
 /// `filter` once per node. Both must be deterministic: the host may spread a
@@ -193,8 +193,9 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     /// serialization and a copy per pod.
     const POD_OBJECT: bool = false;
     /// What `prepare` (or `pre_score`) computes once per pod for `filter`
-    /// (or `score`) to use: kube-scheduler's CycleState entry.
-    type PodState: Send + Sync + 'static;
+    /// (or `score`) to use: kube-scheduler's CycleState entry. `Default`
+    /// is what the default `prepare` and `pre_score` proceed with.
+    type PodState: Default + Send + Sync + 'static;
 
     /// Builds the plugin from its configured arguments.
     fn new(args: Args) -> Result<Self, String>;
@@ -203,9 +204,16 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     /// `cluster` is every node and, with [`Plugin::READS_CLUSTER`], the
     /// pods on them and the namespaces (kube-scheduler's PreFilter sees the
     /// whole snapshot).
-    /// The default skips: a plugin that is not a filter has nothing to check.
+    /// The default proceeds with `PodState::default()` when the plugin
+    /// declares [`ExtensionPoints::FILTER`], so that a filter implementing
+    /// `filter` alone filters (a default of Skip made such a filter
+    /// silently pass every pod), and skips otherwise.
     fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<Self::PodState> {
-        Prepare::Skip
+        if Self::EXTENSION_POINTS.contains(ExtensionPoints::FILTER) {
+            Prepare::Proceed(Self::PodState::default())
+        } else {
+            Prepare::Skip
+        }
     }
 
     /// Whether the pod fits on this node.
@@ -213,15 +221,22 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         Status::success()
     }
 
-    /// PreScore: once per pod, with the nodes that passed filtering.
-    /// Skip (the default) leaves every node's total as it is.
+    /// PreScore: once per pod, with the nodes that passed filtering; Skip
+    /// leaves every node's total as it is. The default proceeds with
+    /// `PodState::default()` when the plugin declares
+    /// [`ExtensionPoints::SCORE`], as `prepare` does for filters, so a
+    /// scorer implementing `score` alone scores; it skips otherwise.
     fn pre_score(
         &self,
         _pod: &Pod,
         _feasible: &[&Node],
         _cluster: &dyn ClusterView,
     ) -> PreScore<Self::PodState> {
-        PreScore::Skip
+        if Self::EXTENSION_POINTS.contains(ExtensionPoints::SCORE) {
+            PreScore::Proceed(Self::PodState::default())
+        } else {
+            PreScore::Skip
+        }
     }
 
     /// Score: the node's raw score for the pod.
@@ -447,3 +462,61 @@ pub fn log(level: LogLevel, message: &str) {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExample;
+
+/// The defaults of `prepare` and `pre_score`: a plugin that implements
+/// only `filter` (or only `score`) is not skipped.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    struct OnlyFilter;
+
+    impl Plugin for OnlyFilter {
+        const NAME: &'static str = "OnlyFilter";
+        type PodState = ();
+        fn new(_: Args) -> Result<Self, String> {
+            Ok(OnlyFilter)
+        }
+        fn filter(&self, _: &Pod, _: &(), _: &Node) -> Status {
+            Status::unresolvable("rejected")
+        }
+    }
+
+    struct OnlyScore;
+
+    impl Plugin for OnlyScore {
+        const NAME: &'static str = "OnlyScore";
+        const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::SCORE;
+        type PodState = u8;
+        fn new(_: Args) -> Result<Self, String> {
+            Ok(OnlyScore)
+        }
+        fn score(&self, _: &Pod, state: &u8, _: &Node) -> Result<i64, Status> {
+            Ok(7 + i64::from(*state))
+        }
+    }
+
+    #[test]
+    fn a_filter_without_prepare_filters_and_a_scorer_without_pre_score_scores() {
+        let cluster = ClusterTables::default();
+        let pod = Pod::default();
+        let node = Node::default();
+        let filter = native::NativePlugin::of::<OnlyFilter>()
+            .instantiate("{}")
+            .unwrap();
+        let Prepare::Proceed(state) = filter.prepare(&pod, &cluster) else {
+            panic!("a filter's default prepare proceeds");
+        };
+        assert!(!filter.filter(&pod, &state, &node).is_success());
+        let scorer = native::NativePlugin::of::<OnlyScore>()
+            .instantiate("{}")
+            .unwrap();
+        assert_eq!(scorer.score(&pod, &[&node], &cluster), Ok(Some(vec![7])));
+        // Not a filter: its prepare skips, as before.
+        assert!(matches!(OnlyScore.prepare(&pod, &cluster), Prepare::Skip));
+        assert!(matches!(
+            OnlyFilter.pre_score(&pod, &[&node], &cluster),
+            PreScore::Skip
+        ));
+    }
+}

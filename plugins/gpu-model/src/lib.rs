@@ -32,6 +32,7 @@ pub struct GpuModel {
 }
 
 /// The models a GPU pod accepts; empty: any.
+#[derive(Default)]
 pub struct Accepted(Vec<String>);
 
 impl Plugin for GpuModel {

@@ -149,7 +149,7 @@ fn bump_domain(counts: &mut Counts, key: &LabelKey, domains: &Domains, slot: u32
 }
 
 /// What PreFilter computed for one pod: upstream's `preFilterState`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct AffinityState {
     affinity_terms: Vec<Term>,
     anti_terms: Vec<Term>,

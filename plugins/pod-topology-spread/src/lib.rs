@@ -87,7 +87,7 @@ pub fn hard_constraints(pod: &Pod) -> Result<Vec<Constraint>, String> {
 }
 
 /// What PreFilter computed for one pod: upstream's `preFilterState`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SpreadState {
     constraints: Vec<Constraint>,
     /// Per constraint: matching pods by topology value, for the eligible

@@ -1,6 +1,6 @@
 //! {{Plugin}}: rejects nodes labelled `sift.io/{{name}}: deny`.
 
-use sift_sdk::{Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin};
+use sift_sdk::{Args, Node, NodeFields, Plugin, Pod, Status, export_plugin};
 
 const LABEL: &str = "sift.io/{{name}}";
 
@@ -12,15 +12,13 @@ impl Plugin for {{Plugin}} {
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
     /// ... and of the labels, the SDK keeps only these per node.
     const NODE_LABELS: Option<&'static [&'static str]> = Some(&[LABEL]);
-    /// What `prepare` computes once per pod for `filter` to use.
+    /// What `prepare` computes once per pod for `filter` to use; this
+    /// filter needs nothing, so it leaves `prepare` at its default, which
+    /// proceeds with `PodState::default()`.
     type PodState = ();
 
     fn new(_args: Args) -> Result<Self, String> {
         Ok({{Plugin}})
-    }
-
-    fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
-        Prepare::Proceed(())
     }
 
     fn filter(&self, _pod: &Pod, _: &(), node: &Node) -> Status {
