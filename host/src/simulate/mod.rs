@@ -22,6 +22,7 @@
 //! cluster state, and the report ([`report`]).
 
 pub mod batch;
+pub mod fgd_replay;
 pub mod plot;
 pub mod preemption;
 pub mod queue;
