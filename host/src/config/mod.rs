@@ -548,6 +548,35 @@ mod tests {
         assert_eq!(parse("parallelism: 256\n").unwrap().parallelism, Some(256));
     }
 
+    /// What `to_yaml` writes loads back to what was written, every
+    /// section included; what is unset stays out.
+    #[test]
+    fn to_yaml_reads_back_the_same() {
+        let c = parse(
+            "schedulerName: mine\npercentageOfNodesToScore: 50\nparallelism: 4\n\
+             alwaysCheckAllPredicates: true\n\
+             plugins: {filter: {disabled: [{name: NodePorts}], enabled: [{name: G, ignorable: true}]},\n\
+             \x20 score: {disabled: [{name: \"*\"}], enabled: [{name: NodeResourcesFit, weight: 2}]}}\n\
+             pluginConfig: [{name: G, args: {typicalPods: [{gpuSpec: \"1080\", freq: 0.25}], on: \"yes\"}}]\n\
+             pluginFiles: {G: g.wasm}\nlimits: {callDeadline: 250ms}\nsandbox: {stdio: true}\n\
+             extenders: [{urlPrefix: 'http://a', filterVerb: f, httpTimeout: 2s,\n\
+             \x20 managedResources: [{name: example.com/x, ignoredByScheduler: true}]}]\n\
+             batch: {actions: allocate, tiers: [{plugins: [{name: gang, enableJobOrder: false}]}]}\n",
+        )
+        .unwrap();
+        let yaml = c.to_yaml().unwrap();
+        let again = parse(&yaml).unwrap_or_else(|e| panic!("{e:#}\n{yaml}"));
+        assert_eq!(again.to_yaml().unwrap(), yaml);
+        assert_eq!(again.args_for("G"), c.args_for("G"));
+        assert_eq!(again.extenders, c.extenders);
+        assert_eq!(again.batch, c.batch);
+        assert!(
+            yaml.contains("\"1080\"") && yaml.contains("\"yes\""),
+            "{yaml}"
+        );
+        assert_eq!(Config::default().to_yaml().unwrap().trim(), "{}");
+    }
+
     #[test]
     fn directories_expand_home_and_resolve_against_the_config_file() {
         let home = Some(PathBuf::from("/home/op"));
