@@ -8,7 +8,7 @@ plugins=(node-unschedulable node-name taint-toleration node-affinity node-ports 
 args=()
 for p in "${plugins[@]}"; do args+=(-p "sift-plugin-$p"); done
 # Test plugins are built beside them, into target/test-plugins/.
-tests=(runtime-class reserve-probe)
+tests=(runtime-class reserve-probe minimal-filter)
 for p in "${tests[@]}"; do args+=(-p "sift-test-plugin-$p"); done
 cargo build --quiet --profile plugin --target wasm32-wasip2 "${args[@]}"
 mkdir -p target/plugins

@@ -9,7 +9,7 @@ use crate::model::{
     PodAnnotations, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
 };
 use crate::resources::Resources;
-use crate::{Args, Code, ExtensionPoints, NodeFields, PreScore, Predicate, Prepare, Status};
+use crate::{Args, Code, ExtensionPoints, NodeFields, Plugin, PreScore, Prepare, Status};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ pub fn log(level: crate::LogLevel, message: &str) {
     log(level, message);
 }
 
-pub fn describe<P: Predicate>() -> wit::PluginInfo {
+pub fn describe<P: Plugin>() -> wit::PluginInfo {
     let f = P::NODE_FIELDS;
     let mut flags = wit::NodeFields::empty();
     for (ours, theirs) in [
@@ -84,7 +84,7 @@ pub fn describe<P: Predicate>() -> wit::PluginInfo {
 }
 
 /// Everything an instance remembers between calls.
-pub struct State<P: Predicate> {
+pub struct State<P: Plugin> {
     plugin: Option<P>,
     nodes: Vec<Option<Node>>,
     pod: Option<(Pod, P::PodState)>,
@@ -104,7 +104,7 @@ pub struct State<P: Predicate> {
     syncs: u64,
 }
 
-impl<P: Predicate> Default for State<P> {
+impl<P: Plugin> Default for State<P> {
     fn default() -> Self {
         State {
             plugin: None,
@@ -122,7 +122,7 @@ impl<P: Predicate> Default for State<P> {
     }
 }
 
-impl<P: Predicate> ClusterView for State<P> {
+impl<P: Plugin> ClusterView for State<P> {
     fn slots(&self) -> u32 {
         self.nodes.len() as u32
     }
@@ -165,7 +165,7 @@ impl<P: Predicate> ClusterView for State<P> {
     }
 }
 
-impl<P: Predicate> State<P> {
+impl<P: Plugin> State<P> {
     pub fn init(&mut self, args: &str) -> Result<(), String> {
         self.plugin = Some(P::new(Args::from_json(args)?)?);
         Ok(())
@@ -307,7 +307,7 @@ impl<P: Predicate> State<P> {
 }
 
 /// Scorers and reservers.
-impl<P: Predicate> State<P> {
+impl<P: Plugin> State<P> {
     pub fn pre_score(&mut self, wire: wit::Pod, feasible: Vec<u32>) -> wit::PreScoreResult {
         self.scoring = None;
         let Some(plugin) = &self.plugin else {
@@ -394,9 +394,9 @@ impl<P: Predicate> State<P> {
     }
 }
 
-impl<P: Predicate> State<P> {
+impl<P: Plugin> State<P> {
     /// The first pass of a node with pods nominated to it: the node with
-    /// them added, and the state told of them ([`Predicate::add_pods`]).
+    /// them added, and the state told of them ([`Plugin::add_pods`]).
     pub fn filter_nominated(&self, slot: u32, added: Vec<wit::NominatedPod>) -> wit::Status {
         let (Some(plugin), Some((pod, state))) = (&self.plugin, &self.pod) else {
             return status_to_wire(Status::error("filter called without a prepared pod"));

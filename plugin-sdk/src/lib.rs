@@ -1,29 +1,30 @@
-//! # sift-sdk: write kube-scheduler filter predicates for sift
+//! # sift-sdk: write kube-scheduler plugins for sift
 //!
-//! A predicate is one [`Predicate`] impl and one [`export_predicate!`] call.
-//! Built for `wasm32-wasip2`, the crate becomes a WebAssembly component
-//! implementing sift's contract (`wit/`); the SDK keeps the node table
-//! the host syncs into the instance and batches calls, so the plugin only
-//! sees Kubernetes concepts. Built natively, the same macro registers the
-//! predicate for in-process use: unit-test it with `cargo test`, and the host
-//! runs it as a native baseline.
+//! A plugin is one [`Plugin`] impl and one [`export_plugin!`] call: a
+//! filter (the default), and optionally a scorer and a reserver, as
+//! [`Plugin::EXTENSION_POINTS`] declares. Built for `wasm32-wasip2`, the
+//! crate becomes a WebAssembly component implementing sift's contract
+//! (`wit/`); the SDK keeps the node table the host syncs into the instance
+//! and batches calls, so the plugin only sees Kubernetes concepts. Built
+//! natively, the same macro registers the plugin for in-process use:
+//! unit-test it with `cargo test`, and the host runs it as a native
+//! baseline.
+//!
+//! A filter that needs nothing computed per pod implements `filter` alone:
+//! the default `prepare` proceeds with the default pod state.
 //!
 //! ```
-//! use sift_sdk::{export_predicate, Args, ClusterView, Node, Pod, Predicate, Prepare, Status};
+//! use sift_sdk::{export_plugin, Args, Node, Plugin, Pod, Status};
 //!
 //! /// Rejects nodes whose name starts with the configured prefix.
 //! pub struct AvoidPrefix { prefix: String }
 //!
-//! impl Predicate for AvoidPrefix {
+//! impl Plugin for AvoidPrefix {
 //!     const NAME: &'static str = "AvoidPrefix";
 //!     type PodState = ();
 //!
 //!     fn new(args: Args) -> Result<Self, String> {
 //!         Ok(AvoidPrefix { prefix: args.get_str("prefix")?.unwrap_or("tmp-").into() })
-//!     }
-//!
-//!     fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
-//!         Prepare::Proceed(())
 //!     }
 //!
 //!     fn filter(&self, _pod: &Pod, _state: &(), node: &Node) -> Status {
@@ -34,7 +35,7 @@
 //!     }
 //! }
 //!
-//! export_predicate!(AvoidPrefix);
+//! export_plugin!(AvoidPrefix);
 //! # fn main() {}
 //! ```
 
@@ -72,10 +73,29 @@ pub use resources::Resources;
 pub use selector::PodSelector;
 pub use status::{Code, PreScore, Prepare, Status};
 
-/// The trait under the name plugins that are not filters use: a scorer or
-/// reserver implements [`Predicate`]'s identity and the extension points
-/// it declares in [`Predicate::EXTENSION_POINTS`].
-pub use Predicate as Plugin;
+/// [`Plugin`]'s name before contract 0.3 added scorers and reservers,
+/// kept so that plugins written against it build unchanged:
+/// `impl Predicate for X` is `impl Plugin for X`.
+///
+/// ```
+/// use sift_sdk::{export_predicate, Args, ClusterView, Node, Pod, Predicate, Prepare, Status};
+///
+/// pub struct NoTmp;
+///
+/// impl Predicate for NoTmp {
+///     const NAME: &'static str = "NoTmp";
+///     type PodState = ();
+///     fn new(_: Args) -> Result<Self, String> { Ok(NoTmp) }
+///     fn prepare(&self, _: &Pod, _: &dyn ClusterView) -> Prepare<()> { Prepare::Proceed(()) }
+///     fn filter(&self, _: &Pod, _: &(), node: &Node) -> Status {
+///         if node.name.starts_with("tmp-") { Status::unresolvable("tmp") } else { Status::success() }
+///     }
+/// }
+///
+/// export_predicate!(NoTmp);
+/// # fn main() { assert_eq!(sift_native_plugin().name, "NoTmp"); }
+/// ```
+pub use Plugin as Predicate;
 
 /// kube-scheduler's highest node score: a normalized score is in
 /// `0..=MAX_NODE_SCORE` (`framework.MaxNodeScore`).
@@ -87,12 +107,12 @@ pub const MAX_NODE_SCORE: i64 = 100;
 pub struct ExtensionPoints(u8);
 
 impl ExtensionPoints {
-    /// PreFilter and Filter: [`Predicate::prepare`], [`Predicate::filter`].
+    /// PreFilter and Filter: [`Plugin::prepare`], [`Plugin::filter`].
     pub const FILTER: ExtensionPoints = ExtensionPoints(1);
-    /// PreScore, Score, NormalizeScore: [`Predicate::pre_score`],
-    /// [`Predicate::score`], [`Predicate::normalize_scores`].
+    /// PreScore, Score, NormalizeScore: [`Plugin::pre_score`],
+    /// [`Plugin::score`], [`Plugin::normalize_scores`].
     pub const SCORE: ExtensionPoints = ExtensionPoints(2);
-    /// Reserve: [`Predicate::reserve`].
+    /// Reserve: [`Plugin::reserve`].
     pub const RESERVE: ExtensionPoints = ExtensionPoints(4);
     pub const NONE: ExtensionPoints = ExtensionPoints(0);
 
@@ -140,17 +160,18 @@ impl std::fmt::Display for ExtensionPoints {
     }
 }
 
-/// A scheduler plugin: kube-scheduler's PreFilter + Filter for one plugin
-/// (a filter predicate, the default), and optionally its PreScore, Score,
-/// NormalizeScore and Reserve, as [`Predicate::EXTENSION_POINTS`] declares.
-/// A plugin that is not a filter implements it as [`Plugin`] and leaves
-/// `prepare`/`filter` at their defaults.
+/// A scheduler plugin, as kube-scheduler's framework has them: PreFilter +
+/// Filter (a filter, the default), and optionally PreScore, Score,
+/// NormalizeScore and Reserve, as [`Plugin::EXTENSION_POINTS`] declares.
+/// Every method has a default, so a plugin implements only what its
+/// extension points need: a filter `filter`, a scorer `score`, a reserver
+/// `reserve`.
 ///
 /// `prepare` runs once per pod (in every instance that filters it), then
 /// `filter` once per node. Both must be deterministic: the host may spread a
 /// pod's nodes over several instances. The same holds for `pre_score`,
 /// `score` and `normalize_scores`.
-pub trait Predicate: Sized + Send + Sync + 'static {
+pub trait Plugin: Sized + Send + Sync + 'static {
     /// The name in configuration and statuses, e.g. `"NodePorts"`.
     const NAME: &'static str;
     /// What the plugin implements: filter (the default), score, reserve.
@@ -176,19 +197,27 @@ pub trait Predicate: Sized + Send + Sync + 'static {
     /// serialization and a copy per pod.
     const POD_OBJECT: bool = false;
     /// What `prepare` (or `pre_score`) computes once per pod for `filter`
-    /// (or `score`) to use: kube-scheduler's CycleState entry.
-    type PodState: Send + Sync + 'static;
+    /// (or `score`) to use: kube-scheduler's CycleState entry. `Default`
+    /// is what the default `prepare` and `pre_score` proceed with.
+    type PodState: Default + Send + Sync + 'static;
 
     /// Builds the plugin from its configured arguments.
     fn new(args: Args) -> Result<Self, String>;
 
     /// Once per pod: skip, reject everywhere, narrow the nodes, or proceed.
-    /// `cluster` is every node and, with [`Predicate::READS_CLUSTER`], the
+    /// `cluster` is every node and, with [`Plugin::READS_CLUSTER`], the
     /// pods on them and the namespaces (kube-scheduler's PreFilter sees the
     /// whole snapshot).
-    /// The default skips: a plugin that is not a filter has nothing to check.
+    /// The default proceeds with `PodState::default()` when the plugin
+    /// declares [`ExtensionPoints::FILTER`], so that a filter implementing
+    /// `filter` alone filters (a default of Skip made such a filter
+    /// silently pass every pod), and skips otherwise.
     fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<Self::PodState> {
-        Prepare::Skip
+        if Self::EXTENSION_POINTS.contains(ExtensionPoints::FILTER) {
+            Prepare::Proceed(Self::PodState::default())
+        } else {
+            Prepare::Skip
+        }
     }
 
     /// Whether the pod fits on this node.
@@ -196,15 +225,22 @@ pub trait Predicate: Sized + Send + Sync + 'static {
         Status::success()
     }
 
-    /// PreScore: once per pod, with the nodes that passed filtering.
-    /// Skip (the default) leaves every node's total as it is.
+    /// PreScore: once per pod, with the nodes that passed filtering; Skip
+    /// leaves every node's total as it is. The default proceeds with
+    /// `PodState::default()` when the plugin declares
+    /// [`ExtensionPoints::SCORE`], as `prepare` does for filters, so a
+    /// scorer implementing `score` alone scores; it skips otherwise.
     fn pre_score(
         &self,
         _pod: &Pod,
         _feasible: &[&Node],
         _cluster: &dyn ClusterView,
     ) -> PreScore<Self::PodState> {
-        PreScore::Skip
+        if Self::EXTENSION_POINTS.contains(ExtensionPoints::SCORE) {
+            PreScore::Proceed(Self::PodState::default())
+        } else {
+            PreScore::Skip
+        }
     }
 
     /// Score: the node's raw score for the pod.
@@ -287,9 +323,9 @@ impl Args {
 }
 
 /// The first pass of a node with pods nominated to it: `node` already
-/// holds `added`; the state learns of them through [`Predicate::add_pods`].
+/// holds `added`; the state learns of them through [`Plugin::add_pods`].
 /// What both the component and the native registration run.
-fn filter_nominated<P: Predicate>(
+fn filter_nominated<P: Plugin>(
     plugin: &P,
     pod: &Pod,
     state: &P::PodState,
@@ -302,14 +338,14 @@ fn filter_nominated<P: Predicate>(
     }
 }
 
-/// Makes a [`Predicate`] a sift plugin: on `wasm32` it exports the
+/// Makes a [`Plugin`] a sift plugin: on `wasm32` it exports the
 /// component's contract; natively it defines `sift_native_plugin()`, the
 /// in-process registration the host and tests use.
 #[macro_export]
-macro_rules! export_predicate {
+macro_rules! export_plugin {
     ($plugin:ty) => {
         #[cfg(not(target_arch = "wasm32"))]
-        /// This predicate, registered for in-process use.
+        /// This plugin, registered for in-process use.
         pub fn sift_native_plugin() -> $crate::native::NativePlugin {
             $crate::native::NativePlugin::of::<$plugin>()
         }
@@ -396,12 +432,12 @@ macro_rules! export_predicate {
     };
 }
 
-/// [`export_predicate!`] under the name plugins that are not (only)
-/// filters use: `export_plugin!(Fgd);`.
+/// [`export_plugin!`]'s name before contract 0.3, kept (as [`Predicate`]
+/// is) so that plugins written against it build unchanged.
 #[macro_export]
-macro_rules! export_plugin {
+macro_rules! export_predicate {
     ($plugin:ty) => {
-        $crate::export_predicate!($plugin);
+        $crate::export_plugin!($plugin);
     };
 }
 
@@ -430,3 +466,61 @@ pub fn log(level: LogLevel, message: &str) {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeExample;
+
+/// The defaults of `prepare` and `pre_score`: a plugin that implements
+/// only `filter` (or only `score`) is not skipped.
+#[cfg(all(test, not(target_arch = "wasm32")))]
+mod tests {
+    use super::*;
+
+    struct OnlyFilter;
+
+    impl Plugin for OnlyFilter {
+        const NAME: &'static str = "OnlyFilter";
+        type PodState = ();
+        fn new(_: Args) -> Result<Self, String> {
+            Ok(OnlyFilter)
+        }
+        fn filter(&self, _: &Pod, _: &(), _: &Node) -> Status {
+            Status::unresolvable("rejected")
+        }
+    }
+
+    struct OnlyScore;
+
+    impl Plugin for OnlyScore {
+        const NAME: &'static str = "OnlyScore";
+        const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::SCORE;
+        type PodState = u8;
+        fn new(_: Args) -> Result<Self, String> {
+            Ok(OnlyScore)
+        }
+        fn score(&self, _: &Pod, state: &u8, _: &Node) -> Result<i64, Status> {
+            Ok(7 + i64::from(*state))
+        }
+    }
+
+    #[test]
+    fn a_filter_without_prepare_filters_and_a_scorer_without_pre_score_scores() {
+        let cluster = ClusterTables::default();
+        let pod = Pod::default();
+        let node = Node::default();
+        let filter = native::NativePlugin::of::<OnlyFilter>()
+            .instantiate("{}")
+            .unwrap();
+        let Prepare::Proceed(state) = filter.prepare(&pod, &cluster) else {
+            panic!("a filter's default prepare proceeds");
+        };
+        assert!(!filter.filter(&pod, &state, &node).is_success());
+        let scorer = native::NativePlugin::of::<OnlyScore>()
+            .instantiate("{}")
+            .unwrap();
+        assert_eq!(scorer.score(&pod, &[&node], &cluster), Ok(Some(vec![7])));
+        // Not a filter: its prepare skips, as before.
+        assert!(matches!(OnlyScore.prepare(&pod, &cluster), Prepare::Skip));
+        assert!(matches!(
+            OnlyFilter.pre_score(&pod, &[&node], &cluster),
+            PreScore::Skip
+        ));
+    }
+}

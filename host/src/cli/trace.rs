@@ -1,6 +1,7 @@
 //! `sift trace`: import a published trace as a cluster and a workload.
 
 use crate::input::{gangs, openb, workload};
+use crate::simulate::fgd_replay;
 use anyhow::{Result, anyhow, bail};
 use clap::{Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -120,7 +121,7 @@ pub(super) fn trace(c: TraceCommand) -> Result<ExitCode> {
                 if !tune.is_finite() || tune < 0.0 {
                     bail!("--tune must be 0 (no tuning) or positive, got {tune}");
                 }
-                return fgd_replay(&nodes, &pods, &out, seed, tune, gangs);
+                return write_fgd_replay(&nodes, &pods, &out, seed, tune, gangs);
             }
             let mut t = openb::import(&nodes, &pods, gpu_nodes_only)?;
             let grouped =
@@ -194,7 +195,9 @@ fn write_gangs(out: &Path, g: &gangs::Gangs) -> Result<()> {
     Ok(())
 }
 
-fn fgd_replay(
+/// Writes the FGD paper's replay: the trace files, typical-pods.json and
+/// configs/<policy>.yaml, and prints what they hold.
+fn write_fgd_replay(
     nodes: &Path,
     pods: &Path,
     out: &Path,
@@ -202,7 +205,7 @@ fn fgd_replay(
     tune: f64,
     gang_sizes: Option<(usize, usize)>,
 ) -> Result<ExitCode> {
-    let mut r = openb::import_fgd_replay(nodes, pods, seed, tune)?;
+    let mut r = fgd_replay::import_fgd_replay(nodes, pods, seed, tune)?;
     let grouped =
         gang_sizes.map(|(min, max)| gangs::group(&mut r.trace.events, min, max, openb::QOS_LABEL));
     write_trace(out, &r.trace)?;
@@ -221,7 +224,7 @@ fn fgd_replay(
         );
     }
     let typical = out.join("typical-pods.json");
-    let args = sift_gpu_share_common::typical_pods_to_args(&r.typical);
+    let args = r.typical_pod_args();
     write_file(&typical, &serde_json::to_vec_pretty(&args)?)?;
     println!(
         "{} typical pod classes (FGD's, from the untuned trace) -> {}",
@@ -230,7 +233,7 @@ fn fgd_replay(
     );
     let dir = out.join("configs");
     create_dir(&dir)?;
-    let configs = openb::fgd_replay_configs(&r.typical, seed);
+    let configs = fgd_replay::fgd_replay_configs(&r.typical, seed)?;
     for (name, yaml) in &configs {
         write_file(&dir.join(format!("{name}.yaml")), yaml.as_bytes())?;
     }
@@ -242,82 +245,4 @@ fn fgd_replay(
         names.join(",")
     );
     Ok(ExitCode::SUCCESS)
-}
-
-/// The configs `--replay fgd` writes, loaded as sift loads them: a test of
-/// the layer that sees both the config and the plugins.
-#[cfg(test)]
-mod tests {
-    use crate::config::{Config, DEFAULT_FILTERS};
-    use crate::input::openb::tests::replay_inputs;
-    use crate::input::openb::{fgd_replay_configs, import_fgd_replay};
-    use sift_gpu_share_common::{TypicalPodArg, typical_pods_to_args};
-
-    #[test]
-    fn fgd_replay_configs_load_and_configure_the_plugins() {
-        let dir = std::env::temp_dir().join(format!("sift-openb-configs-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (nodes, pods) = replay_inputs(&dir);
-        let r = import_fgd_replay(&nodes, &pods, 7, 1.3).unwrap();
-        let configs = fgd_replay_configs(&r.typical, 7);
-        let expected = [
-            ("random", "RandomScore", "random"),
-            ("dot-prod", "DotProdScore", "best"),
-            ("gpu-clustering", "GpuClusteringScore", "best"),
-            ("gpu-packing", "GpuPackingScore", "best"),
-            ("best-fit", "BestFitScore", "best"),
-            ("fgd", "FGDScore", "fgd"),
-            ("default-scheduler", "NodeResourcesFit", "best"),
-        ];
-        assert_eq!(configs.len(), expected.len());
-        let natives = crate::plugins::native::builtin();
-        let native = |name: &str| natives.iter().find(|p| p.name == name).unwrap();
-        for ((file, yaml), (want_file, scorer, selection)) in configs.iter().zip(expected) {
-            assert_eq!(*file, want_file);
-            let path = dir.join(format!("{file}.yaml"));
-            std::fs::write(&path, yaml).unwrap();
-            let c = Config::load(&path).unwrap_or_else(|e| panic!("{file}: {e:#}\n{yaml}"));
-            assert_eq!(c.percentage_of_nodes_to_score, Some(100));
-            let filters: Vec<String> = c.filter_plugins().into_iter().map(|p| p.name).collect();
-            let mut want: Vec<String> = DEFAULT_FILTERS.iter().map(|s| s.to_string()).collect();
-            want.push("GpuShare".into());
-            assert_eq!(filters, want, "{file}");
-            let scores = c.score_plugins();
-            if file == &"default-scheduler" {
-                assert_eq!(
-                    scores,
-                    [
-                        ("NodeResourcesFit".to_string(), 1),
-                        ("NodeResourcesBalancedAllocation".to_string(), 1)
-                    ]
-                );
-            } else {
-                assert_eq!(scores, [(scorer.to_string(), 1000)], "{file}");
-            }
-            let share: serde_json::Value = serde_json::from_str(&c.args_for("GpuShare")).unwrap();
-            assert_eq!(share["gpuSelection"], selection, "{file}");
-            // Every configured plugin accepts its arguments.
-            for pc in &c.plugin_config {
-                native(&pc.name)
-                    .instantiate(&c.args_for(&pc.name))
-                    .unwrap_or_else(|e| panic!("{file}: {}: {e}", pc.name));
-            }
-            for (name, _) in &scores {
-                native(name).instantiate(&c.args_for(name)).unwrap();
-            }
-        }
-        // The typical pods survive the YAML exactly.
-        let c = Config::load(&dir.join("fgd.yaml")).unwrap();
-        let args: serde_json::Value = serde_json::from_str(&c.args_for("FGDScore")).unwrap();
-        let back: Vec<TypicalPodArg> = serde_json::from_value(args["typicalPods"].clone()).unwrap();
-        assert_eq!(back, typical_pods_to_args(&r.typical));
-        let random: serde_json::Value = serde_json::from_str(
-            &Config::load(&dir.join("random.yaml"))
-                .unwrap()
-                .args_for("RandomScore"),
-        )
-        .unwrap();
-        assert_eq!(random["seed"], 7);
-        std::fs::remove_dir_all(&dir).ok();
-    }
 }

@@ -4,7 +4,7 @@
 //! as the `--schedule-period` flag.
 
 use anyhow::{Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -35,26 +35,29 @@ pub const PLUGINS: [&str; 6] = [
 /// Keys of a newer `volcano-scheduler.conf` than sift knows are accepted
 /// with a warning naming each, as Volcano's own loader ignores them
 /// ([`BatchConfig::session`] warns).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct BatchConfig {
     /// Comma-separated actions; default `allocate, backfill`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub actions: Option<String>,
     /// Default: `[{priority, gang}, {drf, predicates, proportion, nodeorder}]`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub tiers: Option<Vec<Tier>>,
     /// Simulated time between sessions, e.g. `1s` (the default).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule_period: Option<String>,
     /// Accepted for Volcano files (`configurations:` of actions,
     /// `metrics:`); unused.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configurations: Option<serde_json::Value>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<serde_json::Value>,
     #[serde(flatten)]
     pub unknown: BTreeMap<String, serde_json::Value>,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 pub struct Tier {
     #[serde(default)]
     pub plugins: Vec<PluginOption>,
@@ -68,53 +71,56 @@ pub struct Tier {
 /// for extension points sift does not run (preemption, reclaim,
 /// enqueue...) are accepted. `arguments` are accepted and not used (sift's
 /// predicates and node order come from its own plugin configuration).
-#[derive(Clone, Debug, Default, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase")]
 pub struct PluginOption {
     pub name: String,
-    #[serde(alias = "enableJobOrder")]
+    #[serde(alias = "enableJobOrder", skip_serializing_if = "Option::is_none")]
     pub enabled_job_order: Option<bool>,
-    #[serde(alias = "enableNamespaceOrder")]
+    #[serde(
+        alias = "enableNamespaceOrder",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub enabled_namespace_order: Option<bool>,
-    #[serde(alias = "enableHierarchy")]
+    #[serde(alias = "enableHierarchy", skip_serializing_if = "Option::is_none")]
     pub enabled_hierarchy: Option<bool>,
-    #[serde(alias = "enableJobReady")]
+    #[serde(alias = "enableJobReady", skip_serializing_if = "Option::is_none")]
     pub enabled_job_ready: Option<bool>,
-    #[serde(alias = "enableJobPipelined")]
+    #[serde(alias = "enableJobPipelined", skip_serializing_if = "Option::is_none")]
     pub enabled_job_pipelined: Option<bool>,
-    #[serde(alias = "enableTaskOrder")]
+    #[serde(alias = "enableTaskOrder", skip_serializing_if = "Option::is_none")]
     pub enabled_task_order: Option<bool>,
-    #[serde(alias = "enablePreemptable")]
+    #[serde(alias = "enablePreemptable", skip_serializing_if = "Option::is_none")]
     pub enabled_preemptable: Option<bool>,
-    #[serde(alias = "enableReclaimable")]
+    #[serde(alias = "enableReclaimable", skip_serializing_if = "Option::is_none")]
     pub enabled_reclaimable: Option<bool>,
-    #[serde(alias = "enabledPreemptive")]
+    #[serde(alias = "enabledPreemptive", skip_serializing_if = "Option::is_none")]
     pub enable_preemptive: Option<bool>,
-    #[serde(alias = "enableQueueOrder")]
+    #[serde(alias = "enableQueueOrder", skip_serializing_if = "Option::is_none")]
     pub enabled_queue_order: Option<bool>,
-    #[serde(alias = "EnabledClusterOrder")]
+    #[serde(alias = "EnabledClusterOrder", skip_serializing_if = "Option::is_none")]
     pub enabled_cluster_order: Option<bool>,
-    #[serde(alias = "enablePredicate")]
+    #[serde(alias = "enablePredicate", skip_serializing_if = "Option::is_none")]
     pub enabled_predicate: Option<bool>,
-    #[serde(alias = "enableBestNode")]
+    #[serde(alias = "enableBestNode", skip_serializing_if = "Option::is_none")]
     pub enabled_best_node: Option<bool>,
-    #[serde(alias = "enableNodeOrder")]
+    #[serde(alias = "enableNodeOrder", skip_serializing_if = "Option::is_none")]
     pub enabled_node_order: Option<bool>,
-    #[serde(alias = "enableTargetJob")]
+    #[serde(alias = "enableTargetJob", skip_serializing_if = "Option::is_none")]
     pub enabled_target_job: Option<bool>,
-    #[serde(alias = "enableReservedNodes")]
+    #[serde(alias = "enableReservedNodes", skip_serializing_if = "Option::is_none")]
     pub enabled_reserved_nodes: Option<bool>,
-    #[serde(alias = "enableJobEnqueued")]
+    #[serde(alias = "enableJobEnqueued", skip_serializing_if = "Option::is_none")]
     pub enabled_job_enqueued: Option<bool>,
-    #[serde(alias = "enableVictim")]
+    #[serde(alias = "enableVictim", skip_serializing_if = "Option::is_none")]
     pub enabled_victim: Option<bool>,
-    #[serde(alias = "enableJobStarving")]
+    #[serde(alias = "enableJobStarving", skip_serializing_if = "Option::is_none")]
     pub enabled_job_starving: Option<bool>,
-    #[serde(alias = "enableOverused")]
+    #[serde(alias = "enableOverused", skip_serializing_if = "Option::is_none")]
     pub enabled_overused: Option<bool>,
-    #[serde(alias = "enableAllocatable")]
+    #[serde(alias = "enableAllocatable", skip_serializing_if = "Option::is_none")]
     pub enabled_allocatable: Option<bool>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub arguments: BTreeMap<String, serde_json::Value>,
     /// Switches of newer Volcano releases (`enabledHyperNodeOrder`,
     /// `enabledSubJobReady`, ...): accepted, warned about, unused.

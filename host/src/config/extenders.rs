@@ -17,14 +17,14 @@
 //! ```
 
 use anyhow::{Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// kube-scheduler's `DefaultExtenderTimeout`.
 pub const DEFAULT_EXTENDER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// One entry of `extenders:`.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ExtenderConfig {
     pub url_prefix: String,
@@ -44,10 +44,14 @@ pub struct ExtenderConfig {
     #[serde(rename = "enableHTTPS", default)]
     pub enable_https: bool,
     /// Accepted, not used: sift speaks http only.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_config: Option<serde_json::Value>,
     /// A Go duration ("5s", "1m30s"); unset or 0: 5s.
-    #[serde(rename = "httpTimeout", default)]
+    #[serde(
+        rename = "httpTimeout",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub http_timeout: Option<String>,
     #[serde(default)]
     pub node_cache_capable: bool,
@@ -58,7 +62,7 @@ pub struct ExtenderConfig {
     /// sift's own: the largest reply read, as a quantity ("64Mi"). Unset:
     /// the request's size plus [`DEFAULT_REPLY_ALLOWANCE`], since a filter
     /// reply holds a subset of the nodes sent plus their failure reasons.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_reply_bytes: Option<String>,
 }
 
@@ -68,7 +72,7 @@ pub struct ExtenderConfig {
 pub const DEFAULT_REPLY_ALLOWANCE: u64 = 16 << 20;
 
 /// `ExtenderManagedResource`.
-#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ManagedResource {
     pub name: String,

@@ -1,7 +1,7 @@
 //! What a plugin may use: per-call deadline, memory, and WASI grants.
 //! Plain data here; the runtime enforces it.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// Per-plugin resource limits.
@@ -23,7 +23,7 @@ impl Default for Limits {
 }
 
 /// WASI capabilities granted to plugins (none by default).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Grants {
     /// Real wall and monotonic clocks instead of frozen ones (the wall clock
     /// at the Unix epoch, the monotonic clock at 1 ns).

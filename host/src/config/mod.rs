@@ -40,7 +40,7 @@ pub use extenders::ExtenderConfig;
 pub use limits::{Grants, Limits};
 
 use anyhow::{Context, Result, bail};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -57,41 +57,54 @@ pub const DEFAULT_FILTERS: [&str; 8] = [
     "InterPodAffinity",
 ];
 
-#[derive(Debug, Default, Deserialize)]
+/// Serialized ([`Config::to_yaml`]) it leaves out what is unset or at its
+/// default, so a written file holds only what it chose.
+#[derive(Debug, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Config {
     /// Accepted for kubectl-style files; not checked.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_version: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub plugins_dir: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_dir: Option<PathBuf>,
     /// The scheduler sift answers for: `sift filter` places only pending
     /// pods whose `spec.schedulerName` is this (as a kube-scheduler
     /// profile does). Default `default-scheduler`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_name: Option<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub percentage_of_nodes_to_score: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub parallelism: Option<usize>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub always_check_all_predicates: bool,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub plugins: PluginsSection,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub plugin_config: Vec<PluginConfig>,
     /// Plugin name -> component file (in the plugins directory) that
     /// serves it, for names several components declare.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub plugin_files: std::collections::BTreeMap<String, PathBuf>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub limits: LimitsSection,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub sandbox: Grants,
     /// HTTP extenders, called after the filters and beside the scorers.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extenders: Vec<ExtenderConfig>,
     /// Batch mode's session: actions and tiers of plugins.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub batch: batch::BatchConfig,
+}
+
+/// Whether a field holds its default, so that serializing leaves it out.
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// kube-scheduler's default score plugins that sift has, with their
@@ -103,66 +116,70 @@ pub const DEFAULT_SCORES: [(&str, i64); 2] = [
     ("NodeResourcesBalancedAllocation", 1),
 ];
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginsSection {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub filter: PluginSet,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub score: ScoreSet,
 }
 
 /// `plugins.score`: as `plugins.filter`, each entry with a weight.
-#[derive(Debug, Default, Deserialize)]
+/// (`disabled` first here and in [`PluginSet`]: a written file reads as
+/// the defaults are edited, what is removed, then what is added.)
+#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScoreSet {
-    #[serde(default)]
-    pub enabled: Vec<ScoreRef>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disabled: Vec<ScoreRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enabled: Vec<ScoreRef>,
 }
 
 /// A score plugin and its weight (kube-scheduler: 1 when unset or 0).
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct ScoreRef {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weight: Option<i64>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginSet {
-    #[serde(default)]
-    pub enabled: Vec<PluginRef>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disabled: Vec<PluginRef>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enabled: Vec<PluginRef>,
 }
 
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginRef {
     pub name: String,
     /// An Error from this plugin is logged and ignored (the node passes it).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_default")]
     pub ignorable: bool,
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginConfig {
     pub name: String,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "serde_json::Value::is_null")]
     pub args: serde_json::Value,
 }
 
-#[derive(Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsSection {
     /// e.g. "1s", "250ms".
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub call_deadline: Option<String>,
     /// e.g. "256Mi".
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory: Option<String>,
 }
 
@@ -233,6 +250,17 @@ impl Config {
         extenders::check_extenders(&config.extenders)
             .with_context(|| path.display().to_string())?;
         Ok(config)
+    }
+
+    /// The configuration as YAML that [`Config::load`] reads back to the
+    /// same values: block style, two-space indents, list items indented
+    /// under their key, unset and default fields left out. Written
+    /// configurations (`sift trace openb --replay`) are made this way, so
+    /// they cannot drift from what sift reads.
+    pub fn to_yaml(&self) -> Result<String> {
+        let options = serde_saphyr::ser_options! { compact_list_indent: false };
+        serde_saphyr::to_string_with_options(self, options)
+            .context("cannot write the configuration as YAML")
     }
 
     /// `schedulerName`, or kube-scheduler's default.
@@ -518,6 +546,35 @@ mod tests {
         let err = format!("{:#}", parse("parallelism: 4000\n").err().unwrap());
         assert!(err.contains("1 to 256"), "{err}");
         assert_eq!(parse("parallelism: 256\n").unwrap().parallelism, Some(256));
+    }
+
+    /// What `to_yaml` writes loads back to what was written, every
+    /// section included; what is unset stays out.
+    #[test]
+    fn to_yaml_reads_back_the_same() {
+        let c = parse(
+            "schedulerName: mine\npercentageOfNodesToScore: 50\nparallelism: 4\n\
+             alwaysCheckAllPredicates: true\n\
+             plugins: {filter: {disabled: [{name: NodePorts}], enabled: [{name: G, ignorable: true}]},\n\
+             \x20 score: {disabled: [{name: \"*\"}], enabled: [{name: NodeResourcesFit, weight: 2}]}}\n\
+             pluginConfig: [{name: G, args: {typicalPods: [{gpuSpec: \"1080\", freq: 0.25}], on: \"yes\"}}]\n\
+             pluginFiles: {G: g.wasm}\nlimits: {callDeadline: 250ms}\nsandbox: {stdio: true}\n\
+             extenders: [{urlPrefix: 'http://a', filterVerb: f, httpTimeout: 2s,\n\
+             \x20 managedResources: [{name: example.com/x, ignoredByScheduler: true}]}]\n\
+             batch: {actions: allocate, tiers: [{plugins: [{name: gang, enableJobOrder: false}]}]}\n",
+        )
+        .unwrap();
+        let yaml = c.to_yaml().unwrap();
+        let again = parse(&yaml).unwrap_or_else(|e| panic!("{e:#}\n{yaml}"));
+        assert_eq!(again.to_yaml().unwrap(), yaml);
+        assert_eq!(again.args_for("G"), c.args_for("G"));
+        assert_eq!(again.extenders, c.extenders);
+        assert_eq!(again.batch, c.batch);
+        assert!(
+            yaml.contains("\"1080\"") && yaml.contains("\"yes\""),
+            "{yaml}"
+        );
+        assert_eq!(Config::default().to_yaml().unwrap().trim(), "{}");
     }
 
     #[test]

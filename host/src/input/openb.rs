@@ -28,31 +28,15 @@
 //!   `pod_phase` and `scheduled_time` (what happened in production) are not
 //!   used.
 //!
-//! # The FGD paper's replay ([`import_fgd_replay`])
-//!
-//! The paper's simulator does not replay the timeline: on the GPU nodes
-//! only, every pod arrives once, in a seeded random order, and stays
-//! (`simulation-notes.md` §3.3). [`import_fgd_replay`] prepares that
-//! workload with `sift-gpu-share-logic`'s `workload` module: pods sorted by
-//! name, shuffled by the seed, then tuned to `tune ×` the cluster's GPU
-//! milli (clones of random pods named `<name>-tuned-<i>` appended, or
-//! random pods removed). The events carry no times, so pods arrive in file
-//! order; every pod has priority 0 and a strictly increasing
-//! `creationTimestamp` (one second apart), so the scheduling queue's order
-//! is the file's too. It also returns the typical-pod table of the
-//! original, untuned trace (FGD's input) and a sift configuration per
-//! policy ([`fgd_replay_configs`]).
+//! The FGD paper's replay of a trace (its workload, one configuration per
+//! policy) is simulation set-up built on this reader:
+//! `simulate::fgd_replay`.
 
 use super::workload::{Event, EventType};
 use anyhow::{Result, anyhow, bail};
 use k8s_openapi::api::core::v1 as k8s;
 use serde::Deserialize;
 use serde_json::json;
-use sift_gpu_share_common::{TypicalPodArg, split_spec, typical_pods_to_args};
-use sift_gpu_share_logic::frag::TypicalPods;
-use sift_gpu_share_logic::gpu::{GpuPod, GpuSelMethod};
-use sift_gpu_share_logic::policy::{POLICY_WEIGHT, Policy};
-use sift_gpu_share_logic::workload::{NamedPod, ReplayConfig, prepare_replay};
 use std::path::Path;
 
 /// The model label and the GPU resources of the paper's simulator.
@@ -60,8 +44,9 @@ pub const GPU_MODEL_LABEL: &str = "alibabacloud.com/gpu-card-model";
 pub const GPU_COUNT: &str = "alibabacloud.com/gpu-count";
 pub const GPU_MILLI: &str = "alibabacloud.com/gpu-milli";
 
+/// A row of the node list.
 #[derive(Debug, Deserialize)]
-struct NodeRow {
+pub struct NodeRow {
     sn: String,
     cpu_milli: u64,
     memory_mib: u64,
@@ -70,15 +55,16 @@ struct NodeRow {
     model: String,
 }
 
+/// A row of a pod list.
 #[derive(Debug, Deserialize)]
-struct PodRow {
-    name: String,
-    cpu_milli: u64,
-    memory_mib: u64,
-    num_gpu: u64,
-    gpu_milli: u64,
+pub struct PodRow {
+    pub name: String,
+    pub cpu_milli: u64,
+    pub memory_mib: u64,
+    pub num_gpu: u64,
+    pub gpu_milli: u64,
     #[serde(default)]
-    gpu_spec: String,
+    pub gpu_spec: String,
     #[serde(default)]
     qos: String,
     #[serde(default)]
@@ -87,10 +73,10 @@ struct PodRow {
     deletion_time: Option<u64>,
 }
 
-/// A trace as objects: the cluster's nodes (`kubectl get nodes -o json`
 /// The label a pod's `qos` column becomes.
 pub const QOS_LABEL: &str = "sift.io/openb-qos";
 
+/// A trace as objects: the cluster's nodes (`kubectl get nodes -o json`
 /// items) and the workload.
 pub struct Trace {
     pub nodes: Vec<serde_json::Value>,
@@ -144,7 +130,7 @@ fn rows<T: serde::de::DeserializeOwned>(path: &Path, required: &[&str]) -> Resul
 
 /// Reads both CSV files, refusing rows without a name and duplicate
 /// names (errors name the file and line).
-fn read_rows(nodes_csv: &Path, pods_csv: &Path) -> Result<(Vec<NodeRow>, Vec<PodRow>)> {
+pub fn read_rows(nodes_csv: &Path, pods_csv: &Path) -> Result<(Vec<NodeRow>, Vec<PodRow>)> {
     let node_rows: Vec<NodeRow> = rows(nodes_csv, &["sn", "cpu_milli", "memory_mib", "gpu"])?;
     let pod_rows: Vec<PodRow> = rows(
         pods_csv,
@@ -196,7 +182,7 @@ fn read_rows(nodes_csv: &Path, pods_csv: &Path) -> Result<(Vec<NodeRow>, Vec<Pod
 }
 
 /// The cluster's nodes (GPU nodes only if asked), counted into `summary`.
-fn cluster_nodes(
+pub fn cluster_nodes(
     node_rows: &[NodeRow],
     gpu_nodes_only: bool,
     summary: &mut Summary,
@@ -216,9 +202,23 @@ fn cluster_nodes(
     nodes
 }
 
-/// Whether the row asks for GPUs (both columns set), as [`pod`] encodes it.
-fn is_gpu_row(p: &PodRow) -> bool {
-    p.num_gpu > 0 && p.gpu_milli > 0
+impl PodRow {
+    /// Whether the row asks for GPUs (both columns set), as [`pod`]
+    /// encodes it.
+    pub fn requests_gpu(&self) -> bool {
+        self.num_gpu > 0 && self.gpu_milli > 0
+    }
+}
+
+impl Summary {
+    /// Counts a pod of the workload.
+    pub fn count_pod(&mut self, p: &PodRow) {
+        self.pods += 1;
+        if p.requests_gpu() {
+            self.gpu_pods += 1;
+            self.gpu_milli_demanded += p.num_gpu * p.gpu_milli;
+        }
+    }
 }
 
 /// Imports the node list and a pod list. With `gpu_nodes_only`, CPU-only
@@ -231,11 +231,7 @@ pub fn import(nodes_csv: &Path, pods_csv: &Path, gpu_nodes_only: bool) -> Result
     let mut untimed: Vec<Event> = Vec::new();
     for (i, p) in pod_rows.iter().enumerate() {
         let obj = pod(p, &p.name, None)?;
-        summary.pods += 1;
-        if is_gpu_row(p) {
-            summary.gpu_pods += 1;
-            summary.gpu_milli_demanded += p.num_gpu * p.gpu_milli;
-        }
+        summary.count_pod(p);
         match p.creation_time {
             Some(start) => {
                 timed.push((
@@ -272,278 +268,6 @@ pub fn import(nodes_csv: &Path, pods_csv: &Path, gpu_nodes_only: bool) -> Result
     })
 }
 
-/// The FGD paper's replay of a trace: the cluster, the prepared workload
-/// and what the policies need.
-pub struct FgdReplay {
-    /// GPU nodes only; `events` are the prepared arrivals, untimed.
-    pub trace: Trace,
-    /// FGD's typical pods, from the original (untuned) trace.
-    pub typical: TypicalPods,
-    /// Pods in the trace before tuning.
-    pub original_pods: usize,
-    /// Clones appended by tuning up.
-    pub clones: usize,
-    /// Pods removed by tuning down.
-    pub removed: usize,
-    /// `tune ×` the GPU nodes' milli-GPU (0 without tuning).
-    pub target_gpu_milli: f64,
-}
-
-/// The first arrival's `creationTimestamp`; the i-th pod's is i seconds
-/// later (2023-07-10, the week of USENIX ATC '23).
-pub const REPLAY_EPOCH: i64 = 1_688_947_200;
-
-/// Prepares the FGD paper's replay (see the module documentation): GPU
-/// nodes only; pods sorted by name, shuffled with `seed`, tuned to
-/// `tune ×` the cluster's GPU milli (`tune <= 0`: not tuned); no times,
-/// no departures, creation timestamps one second apart in arrival order.
-pub fn import_fgd_replay(
-    nodes_csv: &Path,
-    pods_csv: &Path,
-    seed: u64,
-    tune: f64,
-) -> Result<FgdReplay> {
-    let (node_rows, pod_rows) = read_rows(nodes_csv, pods_csv)?;
-    let mut summary = Summary::default();
-    let nodes = cluster_nodes(&node_rows, true, &mut summary);
-    let named: Vec<NamedPod> = pod_rows
-        .iter()
-        .map(|p| NamedPod {
-            name: p.name.clone(),
-            pod: gpu_pod(p),
-        })
-        .collect();
-    let typical = TypicalPods::from_pods(named.iter().map(|n| &n.pod));
-    let cluster_gpu_milli = summary.gpus as i64 * 1000;
-    let config = ReplayConfig {
-        seed,
-        shuffle: true,
-        tune_ratio: tune,
-    };
-    let seq = prepare_replay(&named, cluster_gpu_milli, config)
-        .map_err(|e| anyhow!("{}: {e}", pods_csv.display()))?;
-    let mut events = Vec::with_capacity(seq.len());
-    let mut clones = 0;
-    for (i, r) in seq.iter().enumerate() {
-        let row = &pod_rows[r.source];
-        let created = k8s_openapi::jiff::Timestamp::from_second(REPLAY_EPOCH + i as i64)
-            .map_err(|e| anyhow!("creation timestamp of arrival {i}: {e}"))?;
-        let obj = pod(row, &r.name, Some(created))?;
-        clones += usize::from(r.tuned_clone);
-        summary.pods += 1;
-        if is_gpu_row(row) {
-            summary.gpu_pods += 1;
-            summary.gpu_milli_demanded += row.num_gpu * row.gpu_milli;
-        }
-        events.push(event(EventType::Added, None, obj));
-    }
-    let removed = (pod_rows.len() + clones).saturating_sub(seq.len());
-    Ok(FgdReplay {
-        trace: Trace {
-            nodes,
-            events,
-            summary,
-        },
-        typical,
-        original_pods: pod_rows.len(),
-        clones,
-        removed,
-        target_gpu_milli: if tune > 0.0 {
-            tune * cluster_gpu_milli as f64
-        } else {
-            0.0
-        },
-    })
-}
-
-/// A trace row as the GPU-share plugins read the pod [`pod`] makes.
-fn gpu_pod(p: &PodRow) -> GpuPod {
-    let gpu = is_gpu_row(p);
-    GpuPod {
-        cpu_milli: p.cpu_milli as i64,
-        mem_mib: p.memory_mib as i64,
-        num_gpu: if gpu { p.num_gpu as u32 } else { 0 },
-        gpu_milli: if gpu { p.gpu_milli as u32 } else { 0 },
-        gpu_spec: if gpu {
-            split_spec(&p.gpu_spec)
-        } else {
-            Vec::new()
-        },
-    }
-}
-
-/// One policy of the paper and how sift runs it.
-pub struct PolicyConfig {
-    /// The paper's name, e.g. `FGD`.
-    pub name: &'static str,
-    /// The file stem under `configs/`, e.g. `fgd`.
-    pub file: &'static str,
-    /// The score plugin, e.g. `FGDScore`.
-    pub scorer: &'static str,
-    pub policy: Policy,
-}
-
-/// The paper's six policies: config file, score plugin, and (through
-/// [`Policy::gpu_sel`]) GpuShare's GPU selection at Reserve.
-pub const FGD_POLICIES: [PolicyConfig; 6] = [
-    PolicyConfig {
-        name: "Random",
-        file: "random",
-        scorer: "RandomScore",
-        policy: Policy::Random,
-    },
-    PolicyConfig {
-        name: "DotProd",
-        file: "dot-prod",
-        scorer: "DotProdScore",
-        policy: Policy::DotProd,
-    },
-    PolicyConfig {
-        name: "GpuClustering",
-        file: "gpu-clustering",
-        scorer: "GpuClusteringScore",
-        policy: Policy::GpuClustering,
-    },
-    PolicyConfig {
-        name: "GpuPacking",
-        file: "gpu-packing",
-        scorer: "GpuPackingScore",
-        policy: Policy::GpuPacking,
-    },
-    PolicyConfig {
-        name: "BestFit",
-        file: "best-fit",
-        scorer: "BestFitScore",
-        policy: Policy::BestFit,
-    },
-    PolicyConfig {
-        name: "FGD",
-        file: "fgd",
-        scorer: "FGDScore",
-        policy: Policy::Fgd,
-    },
-];
-
-/// The sift configuration of each policy, `(file stem, YAML)`, then
-/// `default-scheduler` (kube-scheduler's default scoring on the same
-/// replay, a row the paper does not have).
-///
-/// A policy's configuration: every node scored
-/// (`percentageOfNodesToScore: 100`), kube-scheduler's default filters
-/// plus GpuShare, every default scorer disabled and the policy's scorer
-/// alone at weight 1000, and GpuShare's Reserve choosing GPUs as the
-/// paper's run scripts pair them: `random` for Random, `fgd` for FGD,
-/// `best` otherwise. `seed` seeds RandomScore and random GPU selection;
-/// `typical` goes to FGDScore and to `fgd` selection.
-pub fn fgd_replay_configs(typical: &TypicalPods, seed: u64) -> Vec<(&'static str, String)> {
-    let typical = typical_pods_to_args(typical);
-    let mut out = Vec::new();
-    for p in &FGD_POLICIES {
-        let selection = p.policy.gpu_sel();
-        let mut y = String::new();
-        y.push_str(&format!(
-            "# sift configuration: the FGD paper's {} policy ({} at weight {POLICY_WEIGHT},\n\
-             # GpuShare gpuSelection {}), written by `sift trace openb --replay fgd --seed {seed}`.\n",
-            p.name,
-            p.scorer,
-            selection_name(selection),
-        ));
-        y.push_str(&profile_head(&[(p.scorer, POLICY_WEIGHT)]));
-        y.push_str("pluginConfig:\n");
-        y.push_str(&gpu_share_args(selection, seed, &typical));
-        match p.policy {
-            Policy::Fgd => {
-                y.push_str(&format!("  - name: {}\n    args:\n", p.scorer));
-                y.push_str(&typical_yaml(&typical, 6));
-            }
-            Policy::Random => {
-                y.push_str(&format!(
-                    "  - name: {}\n    args:\n      seed: {seed}\n",
-                    p.scorer
-                ));
-            }
-            _ => {}
-        }
-        out.push((p.file, y));
-    }
-    let mut y = String::from(
-        "# sift configuration: kube-scheduler's default scoring (NodeResourcesFit\n\
-         # LeastAllocated + NodeResourcesBalancedAllocation, weight 1 each) on the FGD\n\
-         # replay, with GpuShare filtering and choosing GPUs (gpuSelection best); every\n\
-         # node is scored, as in the paper's runs. Not a row of the paper.\n",
-    );
-    y.push_str(&profile_head(&[
-        ("NodeResourcesFit", 1),
-        ("NodeResourcesBalancedAllocation", 1),
-    ]));
-    y.push_str("pluginConfig:\n");
-    y.push_str(&gpu_share_args(GpuSelMethod::Best, seed, &typical));
-    y.push_str(
-        "  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n        type: LeastAllocated\n",
-    );
-    out.push(("default-scheduler", y));
-    out
-}
-
-fn selection_name(s: GpuSelMethod) -> &'static str {
-    match s {
-        GpuSelMethod::Best => "best",
-        GpuSelMethod::Random => "random",
-        GpuSelMethod::Fgd => "fgd",
-    }
-}
-
-/// Scoring every node, the default filters plus GpuShare, these scorers.
-fn profile_head(scorers: &[(&str, i64)]) -> String {
-    let mut y: String = [
-        "percentageOfNodesToScore: 100",
-        "plugins:",
-        "  filter:",
-        "    enabled:",
-        "      - name: GpuShare",
-        "  score:",
-        "    disabled:",
-        "      - name: \"*\"",
-        "    enabled:",
-    ]
-    .map(|line| format!("{line}\n"))
-    .concat();
-    for (name, weight) in scorers {
-        y.push_str(&format!("      - name: {name}\n        weight: {weight}\n"));
-    }
-    y
-}
-
-fn gpu_share_args(selection: GpuSelMethod, seed: u64, typical: &[TypicalPodArg]) -> String {
-    let mut y = format!(
-        "  - name: GpuShare\n    args:\n      gpuSelection: {}\n",
-        selection_name(selection)
-    );
-    match selection {
-        GpuSelMethod::Random => y.push_str(&format!("      seed: {seed}\n")),
-        GpuSelMethod::Fgd => y.push_str(&typical_yaml(typical, 6)),
-        GpuSelMethod::Best => {}
-    }
-    y
-}
-
-/// `typicalPods:` as a block list of flow mappings, one class a line.
-fn typical_yaml(typical: &[TypicalPodArg], indent: usize) -> String {
-    let pad = " ".repeat(indent);
-    let mut y = format!("{pad}typicalPods:\n");
-    for t in typical {
-        y.push_str(&format!(
-            "{pad}  - {{cpuMilli: {}, gpuMilli: {}, numGpu: {}, gpuSpec: {}, freq: {:?}}}\n",
-            t.cpu_milli,
-            t.gpu_milli,
-            t.num_gpu,
-            serde_json::Value::String(t.gpu_spec.clone()),
-            t.freq,
-        ));
-    }
-    y
-}
-
 fn event(kind: EventType, time: Option<u64>, object: k8s::Pod) -> Event {
     Event { kind, time, object }
 }
@@ -572,14 +296,18 @@ fn node(n: &NodeRow) -> serde_json::Value {
 
 /// The pod of a row, named `name` (a tuned clone's differs), created at
 /// `created` if given.
-fn pod(p: &PodRow, name: &str, created: Option<k8s_openapi::jiff::Timestamp>) -> Result<k8s::Pod> {
+pub fn pod(
+    p: &PodRow,
+    name: &str,
+    created: Option<k8s_openapi::jiff::Timestamp>,
+) -> Result<k8s::Pod> {
     let mut requests = json!({
         "cpu": format!("{}m", p.cpu_milli),
         "memory": format!("{}Mi", p.memory_mib),
     });
     let mut annotations = json!({});
     let mut spec = json!({"schedulerName": "default-scheduler"});
-    if is_gpu_row(p) {
+    if p.requests_gpu() {
         requests[GPU_MILLI] = json!((p.num_gpu * p.gpu_milli).to_string());
         annotations[GPU_MILLI] = json!(p.gpu_milli.to_string());
         annotations[GPU_COUNT] = json!(p.num_gpu.to_string());
@@ -615,7 +343,7 @@ fn pod(p: &PodRow, name: &str, created: Option<k8s_openapi::jiff::Timestamp>) ->
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use super::*;
 
     fn write(dir: &Path, name: &str, text: &str) -> std::path::PathBuf {
@@ -720,114 +448,6 @@ pub(crate) mod tests {
         assert!(
             err.contains("backwards.csv:3: pod b has deletion_time 5 before its creation_time 20"),
             "{err}"
-        );
-        std::fs::remove_dir_all(&dir).ok();
-    }
-
-    /// A node list with a CPU-only node and two GPU nodes (10 GPUs), and
-    /// 20 pods: shares, whole GPUs, CPU-only, one with a model list.
-    pub(crate) fn replay_inputs(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
-        let nodes = write(
-            dir,
-            "nodes.csv",
-            "sn,cpu_milli,memory_mib,gpu,model\n\
-             n0,32000,262144,0,\n\
-             n1,96000,786432,8,V100M32\n\
-             n2,64000,262144,2,T4\n",
-        );
-        let mut pods = String::from(
-            "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n",
-        );
-        for i in 0..20 {
-            let (num_gpu, milli, spec) = match i % 4 {
-                0 => (1, 500, ""),
-                1 => (1, 1000, ""),
-                2 => (0, 0, ""),
-                _ => (2, 1000, "T4|V100M32"),
-            };
-            pods.push_str(&format!(
-                "p{i:02},4000,8192,{num_gpu},{milli},{spec},LS,Running,{i},,{i}\n"
-            ));
-        }
-        (nodes, write(dir, "pods.csv", &pods))
-    }
-
-    #[test]
-    fn fgd_replay_shuffles_tunes_and_orders_by_creation_time() {
-        let dir = std::env::temp_dir().join(format!("sift-openb-replay-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let (nodes, pods) = replay_inputs(&dir);
-        let r = import_fgd_replay(&nodes, &pods, 42, 1.3).unwrap();
-        // GPU nodes only.
-        assert_eq!(r.trace.nodes.len(), 2);
-        assert_eq!(r.trace.summary.gpus, 10);
-        // Demand 5 x 500 + 5 x 1000 + 5 x 2000 = 17 500 > 13 000: tuned down.
-        assert_eq!(r.original_pods, 20);
-        assert_eq!(r.clones, 0);
-        assert!(r.removed > 0);
-        assert_eq!(r.trace.events.len(), 20 - r.removed);
-        assert!(r.trace.summary.gpu_milli_demanded <= 13_000);
-        assert_eq!(r.target_gpu_milli, 13_000.0);
-        let names = |r: &FgdReplay| -> Vec<String> {
-            r.trace
-                .events
-                .iter()
-                .map(|e| e.object.metadata.name.clone().unwrap())
-                .collect()
-        };
-        // No times; creation timestamps strictly increase in file order.
-        assert!(
-            r.trace
-                .events
-                .iter()
-                .all(|e| e.kind == EventType::Added && e.time.is_none())
-        );
-        let created: Vec<String> = r
-            .trace
-            .events
-            .iter()
-            .map(|e| {
-                let t = e.object.metadata.creation_timestamp.as_ref().unwrap();
-                serde_json::to_value(t)
-                    .unwrap()
-                    .as_str()
-                    .unwrap()
-                    .to_string()
-            })
-            .collect();
-        assert_eq!(created[0], "2023-07-10T00:00:00Z");
-        assert!(created.windows(2).all(|w| w[0] < w[1]), "{created:?}");
-        // Shuffled, the same way for the same seed only.
-        let order = names(&r);
-        let mut sorted = order.clone();
-        sorted.sort();
-        assert_ne!(order, sorted);
-        assert_eq!(
-            order,
-            names(&import_fgd_replay(&nodes, &pods, 42, 1.3).unwrap())
-        );
-        assert_ne!(
-            order,
-            names(&import_fgd_replay(&nodes, &pods, 43, 1.3).unwrap())
-        );
-        // Tuning up appends clones after the shuffled trace.
-        let up = import_fgd_replay(&nodes, &pods, 42, 3.0).unwrap();
-        let up_names = names(&up);
-        assert!(up.clones > 0);
-        assert!(up_names[..20].iter().all(|n| !n.contains("-tuned-")));
-        assert!(up_names[20..].iter().all(|n| n.contains("-tuned-")));
-        assert!(up.trace.summary.gpu_milli_demanded > 17_500);
-        // Not tuned: every pod once.
-        let all = import_fgd_replay(&nodes, &pods, 42, 0.0).unwrap();
-        assert_eq!(all.trace.events.len(), 20);
-        // Typical pods come from the untuned trace: four classes of five.
-        assert_eq!(r.typical.len(), 4);
-        assert!(r.typical.pods.iter().all(|t| t.freq == 0.25));
-        assert!(
-            r.typical
-                .pods
-                .iter()
-                .any(|t| t.class.gpu_spec == "T4|V100M32" && t.class.num_gpu == 2)
         );
         std::fs::remove_dir_all(&dir).ok();
     }

@@ -1,4 +1,4 @@
-//! Predicates compiled into the host: the built-in plugin crates called
+//! Plugins compiled into the host: the built-in plugin crates called
 //! directly. The performance baseline for the Wasm runtime, and the same
 //! code as the components, so the two must agree.
 
@@ -229,7 +229,7 @@ mod tests {
         panic: bool,
     }
 
-    impl sift_sdk::Predicate for Picky {
+    impl sift_sdk::Plugin for Picky {
         const NAME: &'static str = "Picky";
         type PodState = ();
         fn new(args: Args) -> Result<Self, String> {

@@ -24,6 +24,7 @@
 pub mod api;
 pub mod batch;
 pub mod clock;
+pub mod fgd_replay;
 pub mod plot;
 pub mod preemption;
 pub mod queue;

@@ -15,9 +15,7 @@
 //! (`tests/cases/GpuModel`).
 
 use sift_sdk::model::LabelKey;
-use sift_sdk::{
-    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
-};
+use sift_sdk::{Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin};
 
 pub const NODE_MODEL_LABEL: &str = "alibabacloud.com/gpu-card-model";
 pub const POD_MODELS_LABEL: &str = "sift.io/gpu-models";
@@ -34,9 +32,10 @@ pub struct GpuModel {
 }
 
 /// The models a GPU pod accepts; empty: any.
+#[derive(Default)]
 pub struct Accepted(Vec<String>);
 
-impl Predicate for GpuModel {
+impl Plugin for GpuModel {
     const NAME: &'static str = "GpuModel";
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
     const NODE_LABELS: Option<&'static [&'static str]> = Some(&[NODE_MODEL_LABEL]);
@@ -81,4 +80,4 @@ impl Predicate for GpuModel {
     }
 }
 
-export_predicate!(GpuModel);
+export_plugin!(GpuModel);

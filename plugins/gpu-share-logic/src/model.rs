@@ -82,7 +82,7 @@ impl GpuNode {
 }
 
 /// A pod's scheduling-relevant demand (`simontype.PodResource` plus memory).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct GpuPod {
     /// CPU request, milli. The simulator's `GetPodResource` uses v1.20's
     /// `GetNonzeroRequests`, which substitutes 100m only when the CPU request

@@ -17,8 +17,8 @@
 
 use sift_sdk::model::LabelKey;
 use sift_sdk::{
-    Args, ClusterView, Domains, FastMap, IdMap, Labels, Node, NodeFields, NominatedPod, Pod,
-    PodAffinityTerm, PodSelector, Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, Domains, FastMap, IdMap, Labels, Node, NodeFields, NominatedPod, Plugin,
+    Pod, PodAffinityTerm, PodSelector, Prepare, Status, export_plugin,
 };
 
 /// The plugin's name in configuration and statuses.
@@ -149,7 +149,7 @@ fn bump_domain(counts: &mut Counts, key: &LabelKey, domains: &Domains, slot: u32
 }
 
 /// What PreFilter computed for one pod: upstream's `preFilterState`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct AffinityState {
     affinity_terms: Vec<Term>,
     anti_terms: Vec<Term>,
@@ -382,7 +382,7 @@ struct AffinityArgs {
     ignore_preferred_terms_of_existing_pods: Option<bool>,
 }
 
-impl Predicate for InterPodAffinity {
+impl Plugin for InterPodAffinity {
     const NAME: &'static str = NAME;
     /// Filter reads labels only; the cluster view brings the pods.
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
@@ -430,4 +430,4 @@ impl Predicate for InterPodAffinity {
     }
 }
 
-export_predicate!(InterPodAffinity);
+export_plugin!(InterPodAffinity);

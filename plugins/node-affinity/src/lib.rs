@@ -7,8 +7,8 @@
 use serde::Deserialize;
 use sift_sdk::selector::{NodeSelector, OBJECT_NAME_FIELD, RequiredNodeAffinity};
 use sift_sdk::{
-    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, SelectorRequirement,
-    SelectorTerm, Status, export_predicate,
+    Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, SelectorRequirement, SelectorTerm,
+    Status, export_plugin,
 };
 use std::collections::BTreeSet;
 
@@ -69,7 +69,7 @@ fn requirements(w: Vec<WireRequirement>) -> Vec<SelectorRequirement> {
         .collect()
 }
 
-impl Predicate for NodeAffinity {
+impl Plugin for NodeAffinity {
     const NAME: &'static str = "NodeAffinity";
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
     type PodState = RequiredNodeAffinity;
@@ -149,4 +149,4 @@ impl Predicate for NodeAffinity {
     }
 }
 
-export_predicate!(NodeAffinity);
+export_plugin!(NodeAffinity);

@@ -1,14 +1,12 @@
 //! NodeName: a pod that names its node (`spec.nodeName`) fits only there.
 
-use sift_sdk::{
-    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
-};
+use sift_sdk::{Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin};
 
 pub const ERR_REASON: &str = "node(s) didn't match the requested node name";
 
 pub struct NodeName;
 
-impl Predicate for NodeName {
+impl Plugin for NodeName {
     const NAME: &'static str = "NodeName";
     const NODE_FIELDS: NodeFields = NodeFields::NONE;
     type PodState = ();
@@ -29,4 +27,4 @@ impl Predicate for NodeName {
     }
 }
 
-export_predicate!(NodeName);
+export_plugin!(NodeName);

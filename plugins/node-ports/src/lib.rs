@@ -2,8 +2,7 @@
 
 use sift_sdk::model::str_eq;
 use sift_sdk::{
-    Args, ClusterView, HostPort, Node, NodeFields, Pod, Predicate, Prepare, Status,
-    export_predicate,
+    Args, ClusterView, HostPort, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin,
 };
 
 pub const ERR_REASON: &str = "node(s) didn't have free ports for the requested pod ports";
@@ -12,7 +11,7 @@ const BIND_ALL: &str = "0.0.0.0";
 
 pub struct NodePorts;
 
-impl Predicate for NodePorts {
+impl Plugin for NodePorts {
     const NAME: &'static str = "NodePorts";
     const NODE_FIELDS: NodeFields = NodeFields::PORTS;
     type PodState = ();
@@ -71,4 +70,4 @@ fn sanitize(p: &HostPort) -> (&str, &str) {
     (ip, proto)
 }
 
-export_predicate!(NodePorts);
+export_plugin!(NodePorts);

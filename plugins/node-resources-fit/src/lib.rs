@@ -16,8 +16,8 @@ use sift_sdk::scoring::{
     ResourceWeight, allocatable_and_requested, default_resources, pod_request,
 };
 use sift_sdk::{
-    Args, ClusterView, Code, ExtensionPoints, MAX_NODE_SCORE, Node, NodeFields, Pod, PreScore,
-    Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, Code, ExtensionPoints, MAX_NODE_SCORE, Node, NodeFields, Plugin, Pod,
+    PreScore, Prepare, Status, export_plugin,
 };
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -206,7 +206,7 @@ pub struct InsufficientResource {
     pub unresolvable: bool,
 }
 
-impl Predicate for NodeResourcesFit {
+impl Plugin for NodeResourcesFit {
     const NAME: &'static str = "NodeResourcesFit";
     const NODE_FIELDS: NodeFields = NodeFields::RESOURCES;
     const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::FILTER.union(ExtensionPoints::SCORE);
@@ -362,4 +362,4 @@ fn insufficient(pod: &Pod, scalars: &[ScalarCheck], node: &Node) -> Vec<Insuffic
     out
 }
 
-export_predicate!(NodeResourcesFit);
+export_plugin!(NodeResourcesFit);

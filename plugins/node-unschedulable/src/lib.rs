@@ -3,14 +3,14 @@
 
 use sift_sdk::toleration::{TAINT_NODE_UNSCHEDULABLE, any_tolerates};
 use sift_sdk::{
-    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, Taint, export_predicate,
+    Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, Taint, export_plugin,
 };
 
 pub const ERR_REASON_UNSCHEDULABLE: &str = "node(s) were unschedulable";
 
 pub struct NodeUnschedulable;
 
-impl Predicate for NodeUnschedulable {
+impl Plugin for NodeUnschedulable {
     const NAME: &'static str = "NodeUnschedulable";
     const NODE_FIELDS: NodeFields = NodeFields::UNSCHEDULABLE;
     /// Whether the pod tolerates the unschedulable taint.
@@ -37,4 +37,4 @@ impl Predicate for NodeUnschedulable {
     }
 }
 
-export_predicate!(NodeUnschedulable);
+export_plugin!(NodeUnschedulable);

@@ -26,8 +26,8 @@
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
 use sift_sdk::{
-    Args, ClusterView, Domains, FastMap, LabelKey, Labels, Node, NodeFields, NominatedPod, Pod,
-    PodSelector, Predicate, Prepare, Status, export_predicate,
+    Args, ClusterView, Domains, FastMap, LabelKey, Labels, Node, NodeFields, NominatedPod, Plugin,
+    Pod, PodSelector, Prepare, Status, export_plugin,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -87,7 +87,7 @@ pub fn hard_constraints(pod: &Pod) -> Result<Vec<Constraint>, String> {
 }
 
 /// What PreFilter computed for one pod: upstream's `preFilterState`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct SpreadState {
     constraints: Vec<Constraint>,
     /// Per constraint: matching pods by topology value, for the eligible
@@ -528,7 +528,7 @@ pub struct PodTopologySpread {
     eligibility: EligibilityCache,
 }
 
-impl Predicate for PodTopologySpread {
+impl Plugin for PodTopologySpread {
     const NAME: &'static str = NAME;
     /// Filter reads labels; PreFilter also taints (nodeTaintsPolicy).
     const NODE_FIELDS: NodeFields = NodeFields::LABELS.union(NodeFields::TAINTS);
@@ -575,7 +575,7 @@ impl Predicate for PodTopologySpread {
     }
 }
 
-export_predicate!(PodTopologySpread);
+export_plugin!(PodTopologySpread);
 
 #[cfg(test)]
 mod tests {

@@ -2,15 +2,13 @@
 //! taint of the node (PreferNoSchedule only affects scoring).
 
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
-use sift_sdk::{
-    Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate,
-};
+use sift_sdk::{Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin};
 
 pub const ERR_REASON_UNTOLERATED: &str = "node(s) had untolerated taint(s)";
 
 pub struct TaintToleration;
 
-impl Predicate for TaintToleration {
+impl Plugin for TaintToleration {
     const NAME: &'static str = "TaintToleration";
     const NODE_FIELDS: NodeFields = NodeFields::TAINTS;
     type PodState = ();
@@ -31,4 +29,4 @@ impl Predicate for TaintToleration {
     }
 }
 
-export_predicate!(TaintToleration);
+export_plugin!(TaintToleration);

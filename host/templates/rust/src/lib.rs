@@ -1,26 +1,24 @@
 //! {{Plugin}}: rejects nodes labelled `sift.io/{{name}}: deny`.
 
-use sift_sdk::{Args, ClusterView, Node, NodeFields, Pod, Predicate, Prepare, Status, export_predicate};
+use sift_sdk::{Args, Node, NodeFields, Plugin, Pod, Status, export_plugin};
 
 const LABEL: &str = "sift.io/{{name}}";
 
 pub struct {{Plugin}};
 
-impl Predicate for {{Plugin}} {
+impl Plugin for {{Plugin}} {
     const NAME: &'static str = "{{Plugin}}";
     /// The host syncs only the node fields a plugin reads.
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
     /// ... and of the labels, the SDK keeps only these per node.
     const NODE_LABELS: Option<&'static [&'static str]> = Some(&[LABEL]);
-    /// What `prepare` computes once per pod for `filter` to use.
+    /// What `prepare` computes once per pod for `filter` to use; this
+    /// filter needs nothing, so it leaves `prepare` at its default, which
+    /// proceeds with `PodState::default()`.
     type PodState = ();
 
     fn new(_args: Args) -> Result<Self, String> {
         Ok({{Plugin}})
-    }
-
-    fn prepare(&self, _pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<()> {
-        Prepare::Proceed(())
     }
 
     fn filter(&self, _pod: &Pod, _: &(), node: &Node) -> Status {
@@ -31,9 +29,9 @@ impl Predicate for {{Plugin}} {
     }
 }
 
-export_predicate!({{Plugin}});
+export_plugin!({{Plugin}});
 
-/// `cargo test` runs the predicate natively, without a host.
+/// `cargo test` runs the plugin natively, without a host.
 #[cfg(test)]
 mod tests {
     use super::*;

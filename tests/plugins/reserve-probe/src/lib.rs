@@ -11,7 +11,9 @@
 //! Built by `scripts/build-plugins.sh` into `target/test-plugins/`; not a
 //! bundled plugin.
 
-use sift_sdk::{Args, ExtensionPoints, Node, Plugin, Pod, Status, export_plugin};
+use sift_sdk::{
+    Args, ClusterView, ExtensionPoints, Node, Plugin, Pod, Prepare, Status, export_plugin,
+};
 
 pub const ASK: &str = "test.sift.io/reserve";
 
@@ -26,6 +28,12 @@ impl Plugin for ReserveProbe {
 
     fn new(_: Args) -> Result<Self, String> {
         Ok(ReserveProbe)
+    }
+
+    /// Skipped: it has nothing to filter (a filter's default prepare
+    /// would proceed and pass every node one by one).
+    fn prepare(&self, _: &Pod, _: &dyn ClusterView) -> Prepare<()> {
+        Prepare::Skip
     }
 
     fn reserve(&self, pod: &Pod, _node: &Node) -> Result<Vec<(String, String)>, Status> {
