@@ -146,7 +146,7 @@ pub struct Pod {
     pub pod_anti_affinity: Vec<PodAffinityTerm>,
     /// The escape hatch: the whole Pod as `kubectl get -o json` prints it,
     /// for fields this model lacks. Only for plugins that set
-    /// [`crate::Predicate::POD_OBJECT`]; `None` otherwise.
+    /// [`crate::Plugin::POD_OBJECT`]; `None` otherwise.
     pub object: Option<std::sync::Arc<str>>,
 }
 
@@ -179,10 +179,10 @@ pub struct Node {
     /// Host ports in use.
     pub used_ports: Vec<HostPort>,
     /// The escape hatch: the whole Node as JSON, for plugins whose
-    /// [`crate::Predicate::NODE_FIELDS`] has [`NodeFields::OBJECT`].
+    /// [`crate::Plugin::NODE_FIELDS`] has [`NodeFields::OBJECT`].
     pub object: Option<std::sync::Arc<str>>,
     /// The pods bound to it that carry any of the annotation keys in
-    /// [`crate::Predicate::POD_ANNOTATION_KEYS`], with those annotations
+    /// [`crate::Plugin::POD_ANNOTATION_KEYS`], with those annotations
     /// only, sorted by pod: device assignments such as which GPUs each
     /// pod took (set at Reserve).
     pub pod_annotations: Vec<PodAnnotations>,

@@ -1,19 +1,19 @@
-//! In-process registration: the same predicate code, called directly.
+//! In-process registration: the same plugin code, called directly.
 //!
 //! The host uses this as the performance baseline for its Wasm plugins, and
-//! plugin authors use it to unit-test predicates with plain `cargo test`.
+//! plugin authors use it to unit-test plugins with plain `cargo test`.
 
 use crate::{
-    Args, ClusterView, ExtensionPoints, Node, NodeFields, NominatedPod, Pod, PreScore, Predicate,
+    Args, ClusterView, ExtensionPoints, Node, NodeFields, NominatedPod, Plugin, Pod, PreScore,
     Prepare, Status,
 };
 use std::any::Any;
 
-/// A predicate's per-pod state, type-erased.
+/// A plugin's per-pod state, type-erased.
 pub type PodState = Box<dyn Any + Send + Sync>;
 
-/// A configured predicate behind a trait object.
-pub trait DynPredicate: Send + Sync {
+/// A configured plugin behind a trait object.
+pub trait DynPlugin: Send + Sync {
     fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<PodState>;
     fn filter(&self, pod: &Pod, state: &PodState, node: &Node) -> Status;
     /// `filter` over `nodes` in order, rejections pushed as (index,
@@ -29,7 +29,7 @@ pub trait DynPredicate: Send + Sync {
         rejected: &mut Vec<(u32, Status)>,
     );
     /// `filter` of `node`, which already holds `added`, with the state
-    /// updated by [`Predicate::add_pods`].
+    /// updated by [`Plugin::add_pods`].
     fn filter_nominated(
         &self,
         pod: &Pod,
@@ -48,9 +48,9 @@ pub trait DynPredicate: Send + Sync {
     fn reserve(&self, pod: &Pod, node: &Node) -> Result<Vec<(String, String)>, Status>;
 }
 
-struct Erased<P: Predicate>(P);
+struct Erased<P: Plugin>(P);
 
-impl<P: Predicate> DynPredicate for Erased<P> {
+impl<P: Plugin> DynPlugin for Erased<P> {
     fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<PodState> {
         match self.0.prepare(pod, cluster) {
             Prepare::Proceed(s) => Prepare::Proceed(Box::new(s)),
@@ -138,11 +138,11 @@ pub struct NativePlugin {
     pub pod_object: bool,
     pub extension_points: ExtensionPoints,
     pub pod_annotation_keys: &'static [&'static str],
-    build: fn(Args) -> Result<Box<dyn DynPredicate>, String>,
+    build: fn(Args) -> Result<Box<dyn DynPlugin>, String>,
 }
 
 impl NativePlugin {
-    pub fn of<P: Predicate>() -> NativePlugin {
+    pub fn of<P: Plugin>() -> NativePlugin {
         NativePlugin {
             name: P::NAME,
             node_fields: P::NODE_FIELDS,
@@ -150,12 +150,12 @@ impl NativePlugin {
             pod_object: P::POD_OBJECT,
             extension_points: P::EXTENSION_POINTS,
             pod_annotation_keys: P::POD_ANNOTATION_KEYS,
-            build: |args| P::new(args).map(|p| Box::new(Erased(p)) as Box<dyn DynPredicate>),
+            build: |args| P::new(args).map(|p| Box::new(Erased(p)) as Box<dyn DynPlugin>),
         }
     }
 
     /// Configures an instance from the plugin's JSON arguments.
-    pub fn instantiate(&self, args_json: &str) -> Result<Box<dyn DynPredicate>, String> {
+    pub fn instantiate(&self, args_json: &str) -> Result<Box<dyn DynPlugin>, String> {
         (self.build)(Args::from_json(args_json)?)
     }
 }

@@ -6,7 +6,7 @@ use sift_host::config::EngineOptions;
 use sift_host::engine::Engine;
 use sift_host::engine::plugin::ConfiguredPlugin;
 use sift_host::engine::sampling::num_feasible_nodes_to_find;
-use sift_host::plugins::native::NativeFilterPlugin;
+use sift_host::plugins::native::BuiltinPlugin;
 use sift_sdk::native::NativePlugin;
 use sift_sdk::{Args, ClusterView, Code, Node, Pod, Predicate, Prepare, Status};
 use sift_tests::{pod, snapshot};
@@ -81,7 +81,7 @@ impl Predicate for FailsOnN3 {
 
 fn plugin<P: Predicate>(args: &str, ignorable: bool) -> ConfiguredPlugin {
     ConfiguredPlugin {
-        plugin: Arc::new(NativeFilterPlugin::new(&NativePlugin::of::<P>(), args).unwrap()),
+        plugin: Arc::new(BuiltinPlugin::new(&NativePlugin::of::<P>(), args).unwrap()),
         ignorable,
     }
 }

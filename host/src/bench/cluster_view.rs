@@ -20,7 +20,7 @@
 use super::contract;
 use crate::cluster::Snapshot;
 use crate::cluster::synthetic::{synthetic_affinity_pods, synthetic_cluster};
-use crate::engine::plugin::{Cycle, FilterPlugin};
+use crate::engine::plugin::{Cycle, Plugin};
 use crate::plugins::registry::Catalog;
 use anyhow::{Result, anyhow};
 use sift_sdk::Pod;
@@ -31,7 +31,7 @@ use std::time::Instant;
 const CYCLES: usize = 200;
 
 /// µs per cycle of `plugin`'s prepare over `pods` (warm: synced once first).
-fn prepare_us(plugin: &dyn FilterPlugin, snapshot: &Arc<Snapshot>, pods: &[Pod]) -> Result<f64> {
+fn prepare_us(plugin: &dyn Plugin, snapshot: &Arc<Snapshot>, pods: &[Pod]) -> Result<f64> {
     let run = |pod: &Pod| -> Result<()> {
         let cycle = Cycle::new(pod.clone(), snapshot.clone());
         plugin.prepare(&cycle).map(drop).map_err(|e| anyhow!("{e}"))

@@ -13,7 +13,7 @@ use crate::config::Config;
 use crate::config::EngineOptions;
 use crate::contract::WasmPlugin;
 use crate::engine::Engine;
-use crate::engine::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::engine::plugin::{ConfiguredPlugin, Plugin};
 use crate::runtime::Runtime;
 use crate::runtime::cache::CompileCache;
 use anyhow::{Result, anyhow};
@@ -153,7 +153,7 @@ fn per_pod(
     };
     let mut engine = Engine::new(
         vec![ConfiguredPlugin {
-            plugin: plugin.clone() as Arc<dyn FilterPlugin>,
+            plugin: plugin.clone() as Arc<dyn Plugin>,
             ignorable: false,
         }],
         options,

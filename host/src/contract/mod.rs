@@ -19,9 +19,7 @@ pub use versioned::{SUPPORTED, Version};
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::NominatedPass;
 use crate::cluster::snapshot::Namespaces;
-use crate::engine::plugin::{
-    BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
-};
+use crate::engine::plugin::{BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared};
 use crate::runtime::{InstanceState, Runtime};
 use crate::text::printable;
 use sift_sdk::{ExtensionPoints, NodeFields, PodGroup, Status};
@@ -501,7 +499,7 @@ impl WasmPlugin {
     }
 }
 
-impl FilterPlugin for WasmPlugin {
+impl Plugin for WasmPlugin {
     fn name(&self) -> &str {
         &self.identity.name
     }
@@ -525,7 +523,7 @@ impl FilterPlugin for WasmPlugin {
         self.identity.extension_points
     }
 
-    fn with_args(&self, args: &str) -> Result<Arc<dyn FilterPlugin>, PluginError> {
+    fn with_args(&self, args: &str) -> Result<Arc<dyn Plugin>, PluginError> {
         let plugin = WasmPlugin {
             identity: self.identity.clone(),
             version: self.version.clone(),

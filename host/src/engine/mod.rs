@@ -9,7 +9,7 @@
 //! the annotations reserve steps give the pod, checked ([`annotations`]).
 //!
 //! Imports `cluster` and `config`; never the runtime, the contract or any
-//! plugin: those implement [`plugin::FilterPlugin`].
+//! plugin: those implement [`plugin::Plugin`].
 
 pub mod annotations;
 pub mod diagnosis;

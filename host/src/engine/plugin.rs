@@ -1,5 +1,5 @@
-//! What the engine needs from a filter plugin, whatever runs it (a Wasm
-//! component or the same predicate compiled natively).
+//! What the engine needs from a plugin, whatever runs it (a Wasm
+//! component or the same code compiled natively).
 
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::{self, NominatedPass};
@@ -85,8 +85,11 @@ pub trait BatchFilter: Send + Sync {
     fn filter_nominated(&self, slot: u32, pass: &NominatedPass) -> Result<Status, PluginError>;
 }
 
-/// A loaded, configured filter plugin.
-pub trait FilterPlugin: Send + Sync {
+/// A loaded, configured plugin, whatever runs it: it filters, and by its
+/// extension points also scores and reserves (kube-scheduler's `Plugin`
+/// with its FilterPlugin, ScorePlugin and ReservePlugin interfaces: one
+/// name, several capabilities).
+pub trait Plugin: Send + Sync {
     fn name(&self) -> &str;
     /// Content hash of the component, or "native".
     fn version(&self) -> &str;
@@ -125,7 +128,7 @@ pub trait FilterPlugin: Send + Sync {
 
     /// The same plugin configured with other arguments (JSON): a case or
     /// configuration of its own, without loading the component again.
-    fn with_args(&self, _args: &str) -> Result<Arc<dyn FilterPlugin>, PluginError> {
+    fn with_args(&self, _args: &str) -> Result<Arc<dyn Plugin>, PluginError> {
         Err(PluginError {
             plugin: self.name().to_string(),
             message: "cannot be configured again".into(),
@@ -168,7 +171,7 @@ pub fn check_scores(plugin: &str, scores: &[i64], feasible: usize) -> Result<(),
 /// A plugin in the engine's configured order, with its error policy.
 #[derive(Clone)]
 pub struct ConfiguredPlugin {
-    pub plugin: Arc<dyn FilterPlugin>,
+    pub plugin: Arc<dyn Plugin>,
     /// When true, an Error from this plugin is logged and the plugin is
     /// treated as passing, like kube-scheduler's `ignorable` extenders.
     pub ignorable: bool,

@@ -8,7 +8,7 @@ use super::annotations::ReservedAnnotations;
 use super::extender::extender_scores;
 use super::find_nodes::Engine;
 use super::outcome::CycleOutcome;
-use super::plugin::{Cycle, FilterPlugin, PluginError};
+use super::plugin::{Cycle, Plugin, PluginError};
 use crate::cluster::Snapshot;
 use serde::Serialize;
 use sift_sdk::{ExtensionPoints, Pod};
@@ -17,7 +17,7 @@ use std::sync::Arc;
 /// A score plugin with its configured weight.
 #[derive(Clone)]
 pub struct WeightedScorer {
-    pub plugin: Arc<dyn FilterPlugin>,
+    pub plugin: Arc<dyn Plugin>,
     pub weight: i64,
 }
 
@@ -79,7 +79,7 @@ pub struct Attempt {
 pub struct Scheduler {
     engine: Engine,
     scorers: Vec<WeightedScorer>,
-    reservers: Vec<Arc<dyn FilterPlugin>>,
+    reservers: Vec<Arc<dyn Plugin>>,
     tie_break: TieBreak,
     rng: u64,
 }
@@ -89,7 +89,7 @@ impl Scheduler {
     /// filters first (kube-scheduler enables Reserve per plugin through
     /// `multiPoint`; sift enables it wherever the plugin is enabled).
     pub fn new(engine: Engine, scorers: Vec<WeightedScorer>, tie_break: TieBreak) -> Scheduler {
-        let mut reservers: Vec<Arc<dyn FilterPlugin>> = Vec::new();
+        let mut reservers: Vec<Arc<dyn Plugin>> = Vec::new();
         let candidates = engine
             .plugins()
             .iter()

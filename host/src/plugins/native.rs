@@ -3,10 +3,8 @@
 //! code as the components, so the two must agree.
 
 use crate::cluster::nominated::NominatedPass;
-use crate::engine::plugin::{
-    BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
-};
-use sift_sdk::native::{DynPredicate, NativePlugin, PodState};
+use crate::engine::plugin::{BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared};
+use sift_sdk::native::{DynPlugin, NativePlugin, PodState};
 use sift_sdk::{ExtensionPoints, Prepare, Status};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -38,18 +36,18 @@ pub fn builtin() -> Vec<NativePlugin> {
 }
 
 /// A configured native predicate.
-pub struct NativeFilterPlugin {
+pub struct BuiltinPlugin {
     name: String,
     descriptor: NativePlugin,
-    predicate: Box<dyn DynPredicate>,
+    predicate: Box<dyn DynPlugin>,
     full_objects: crate::input::kube::FullObjects,
     extension_points: ExtensionPoints,
     pod_annotation_keys: Vec<String>,
 }
 
-impl NativeFilterPlugin {
-    pub fn new(plugin: &NativePlugin, args_json: &str) -> Result<NativeFilterPlugin, String> {
-        Ok(NativeFilterPlugin {
+impl BuiltinPlugin {
+    pub fn new(plugin: &NativePlugin, args_json: &str) -> Result<BuiltinPlugin, String> {
+        Ok(BuiltinPlugin {
             name: plugin.name.to_string(),
             descriptor: *plugin,
             predicate: plugin.instantiate(args_json)?,
@@ -74,7 +72,7 @@ impl NativeFilterPlugin {
     }
 }
 
-impl FilterPlugin for NativeFilterPlugin {
+impl Plugin for BuiltinPlugin {
     fn name(&self) -> &str {
         &self.name
     }
@@ -91,9 +89,9 @@ impl FilterPlugin for NativeFilterPlugin {
         self.extension_points
     }
 
-    fn with_args(&self, args: &str) -> Result<Arc<dyn FilterPlugin>, PluginError> {
-        NativeFilterPlugin::new(&self.descriptor, args)
-            .map(|p| Arc::new(p) as Arc<dyn FilterPlugin>)
+    fn with_args(&self, args: &str) -> Result<Arc<dyn Plugin>, PluginError> {
+        BuiltinPlugin::new(&self.descriptor, args)
+            .map(|p| Arc::new(p) as Arc<dyn Plugin>)
             .map_err(|e| self.error(e))
     }
 
@@ -153,7 +151,7 @@ impl FilterPlugin for NativeFilterPlugin {
 }
 
 struct NativeBatch<'a> {
-    plugin: &'a NativeFilterPlugin,
+    plugin: &'a BuiltinPlugin,
     cycle: &'a Cycle,
     state: Option<PodState>,
 }
@@ -263,7 +261,7 @@ mod tests {
             .iter()
             .map(|s| snapshot.name(*s).to_string())
             .collect();
-        let plugin = NativeFilterPlugin::new(&NativePlugin::of::<Picky>(), args).unwrap();
+        let plugin = BuiltinPlugin::new(&NativePlugin::of::<Picky>(), args).unwrap();
         let cycle = Cycle::new(Pod::default(), snapshot);
         let prepared = plugin.prepare(&cycle).unwrap();
         let mut rejections = Vec::new();

@@ -4,9 +4,9 @@
 
 use crate::config::{Config, PluginRef};
 use crate::contract::WasmPlugin;
-use crate::engine::plugin::{ConfiguredPlugin, FilterPlugin};
+use crate::engine::plugin::{ConfiguredPlugin, Plugin};
 use crate::engine::schedule::WeightedScorer;
-use crate::plugins::native::{NativeFilterPlugin, builtin};
+use crate::plugins::native::{BuiltinPlugin, builtin};
 use crate::runtime::Runtime;
 use anyhow::{Context, Result, anyhow, bail};
 use sift_sdk::ExtensionPoints;
@@ -45,7 +45,7 @@ pub fn component_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Loaded plugins by name.
 #[derive(Default)]
 pub struct Catalog {
-    plugins: BTreeMap<String, Arc<dyn FilterPlugin>>,
+    plugins: BTreeMap<String, Arc<dyn Plugin>>,
     wasm: Vec<Arc<WasmPlugin>>,
     /// The names the `extra` files declare, in the order given.
     extra: Vec<String>,
@@ -151,7 +151,7 @@ impl Catalog {
 
     /// A catalog of plugins already loaded and chosen by name (the
     /// extender's hot reload keeps its own components).
-    pub fn of(plugins: impl IntoIterator<Item = (String, Arc<dyn FilterPlugin>)>) -> Catalog {
+    pub fn of(plugins: impl IntoIterator<Item = (String, Arc<dyn Plugin>)>) -> Catalog {
         Catalog {
             plugins: plugins.into_iter().collect(),
             ..Catalog::default()
@@ -162,7 +162,7 @@ impl Catalog {
     pub fn native(config: &Config) -> Result<Catalog> {
         let mut catalog = Catalog::default();
         for n in builtin() {
-            let p = NativeFilterPlugin::new(&n, &config.args_for(n.name))
+            let p = BuiltinPlugin::new(&n, &config.args_for(n.name))
                 .map_err(|e| anyhow!("plugin {}: {e}", n.name))?;
             catalog.plugins.insert(n.name.to_string(), Arc::new(p));
         }
@@ -183,7 +183,7 @@ impl Catalog {
         &self.wasm
     }
 
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn FilterPlugin>> {
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Plugin>> {
         self.plugins.get(name)
     }
 

@@ -11,7 +11,7 @@
 use crate::cluster::Snapshot;
 use crate::config::{Config, PluginRef};
 use crate::contract::WasmPlugin;
-use crate::engine::plugin::{Cycle, FilterPlugin, PrepareOutcome};
+use crate::engine::plugin::{Cycle, Plugin, PrepareOutcome};
 use crate::engine::{CallObserver, Engine};
 use crate::framework::{Framework, Mode, Overrides};
 use crate::plugins::registry::Catalog;
@@ -446,7 +446,7 @@ impl Reloader {
         let catalog = Catalog::of(
             by_name
                 .iter()
-                .map(|(name, (_, l))| (name.clone(), l.plugin.clone() as Arc<dyn FilterPlugin>)),
+                .map(|(name, (_, l))| (name.clone(), l.plugin.clone() as Arc<dyn Plugin>)),
         );
         let overrides = Overrides {
             filters: Some(present),

@@ -6,9 +6,7 @@
 
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::NominatedPass;
-use crate::engine::plugin::{
-    BatchFilter, Cycle, FilterPlugin, PluginError, PrepareOutcome, Prepared,
-};
+use crate::engine::plugin::{BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared};
 use sift_sdk::{Node, Status};
 use std::sync::Arc;
 
@@ -25,7 +23,7 @@ pub trait NodeRule: Send + Sync {
 /// A [`NodeRule`] as the engine's filter plugin.
 pub struct RuleFilter<R>(pub R);
 
-impl<R: NodeRule> FilterPlugin for RuleFilter<R> {
+impl<R: NodeRule> Plugin for RuleFilter<R> {
     fn name(&self) -> &str {
         self.0.name()
     }
