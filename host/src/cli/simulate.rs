@@ -332,7 +332,7 @@ fn write_reports(a: &SimulateArgs, reports: &[(String, Report, f64)]) -> Result<
         println!("{}", serde_json::to_string_pretty(&all)?);
         return Ok(ExitCode::SUCCESS);
     }
-    print!("{}", table(&reports, a.at_arrived));
+    print!("{}", table(reports, a.at_arrived));
     Ok(ExitCode::SUCCESS)
 }
 

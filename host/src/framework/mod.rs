@@ -77,8 +77,8 @@ pub enum Runner {
     Filter(Engine),
     Scheduler(Scheduler),
     /// Volcano's allocate and backfill schedulers, and the session
-    /// (actions, tiers) they run in.
-    Batch(batch::Schedulers, Session),
+    /// (actions, tiers) they run in (boxed: the largest by far).
+    Batch(Box<(batch::Schedulers, Session)>),
 }
 
 impl Framework {
@@ -115,7 +115,7 @@ impl Framework {
                 let session = config.batch.session()?;
                 let schedulers =
                     batch::schedulers(filters, scorers, &session, options, overrides.tie_break)?;
-                Runner::Batch(schedulers, session)
+                Runner::Batch(Box::new((schedulers, session)))
             }
         };
         Ok(Framework {
@@ -146,7 +146,7 @@ impl Framework {
         match &self.runner {
             Runner::Filter(e) => e,
             Runner::Scheduler(s) => s.engine(),
-            Runner::Batch(b, _) => b.main().engine(),
+            Runner::Batch(b) => b.0.main().engine(),
         }
     }
 
@@ -155,7 +155,7 @@ impl Framework {
         match &self.runner {
             Runner::Filter(e) => e.pod_annotation_keys(),
             Runner::Scheduler(s) => s.pod_annotation_keys(),
-            Runner::Batch(b, _) => b.main().pod_annotation_keys(),
+            Runner::Batch(b) => b.0.main().pod_annotation_keys(),
         }
     }
 

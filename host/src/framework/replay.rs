@@ -51,7 +51,8 @@ pub fn run(
                 scheduler, cluster, events, &mut api, &options, outputs, progress,
             )
         }
-        Runner::Batch(schedulers, session) => {
+        Runner::Batch(b) => {
+            let (schedulers, session) = &mut **b;
             let options = batch::Options {
                 max_sessions: settings.max_sessions,
                 scheduler_name: framework.configured_name.clone(),
