@@ -1,8 +1,9 @@
 //! Where the scheduling loop's time and pod events come from.
 //!
-//! The loop ([`super::run`]) does not know whether it replays a workload
-//! or runs on a cluster: it asks a [`Clock`] for the next instant and the
-//! pod events at it. The simulation's clock is the workload's own
+//! The loops (kube-scheduler's, [`super::run`], and batch mode's
+//! sessions) do not know whether they replay a workload or run on a
+//! cluster: they ask a [`Clock`] for the next instant and the pod events
+//! at it. The simulation's clock is the workload's own
 //! ([`Events`]): time jumps from one event to the next, so a day-long
 //! trace replays in seconds. A live scheduler's clock is the real one, its
 //! events the API server's watch.

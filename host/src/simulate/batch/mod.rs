@@ -52,7 +52,7 @@ use super::Progress;
 use super::report::{Outputs, Report};
 use crate::cluster::ClusterState;
 use crate::config::batch::Session as SessionConfig;
-use crate::input::workload::Events;
+use crate::simulate::clock::Clock;
 use anyhow::Result;
 
 /// Replays the workload `events` (read as it goes) over `cluster` in
@@ -63,7 +63,7 @@ pub fn run(
     schedulers: &mut Schedulers,
     cluster: ClusterState,
     input: &BatchInput,
-    events: &mut Events,
+    events: &mut dyn Clock,
     config: &SessionConfig,
     options: &Options,
     outputs: Outputs,

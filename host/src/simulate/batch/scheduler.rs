@@ -13,8 +13,8 @@ use super::framework::session::Session;
 use super::predicates::Schedulers;
 use crate::cluster::ClusterState;
 use crate::config::batch::Session as SessionConfig;
-use crate::input::workload::Events;
 use crate::simulate::Progress;
+use crate::simulate::clock::Clock;
 use crate::simulate::report::{Outputs, Report, Tracker};
 use anyhow::Result;
 
@@ -37,7 +37,7 @@ pub fn run(
     registry: &Registry,
     mut cluster: ClusterState,
     input: &BatchInput,
-    events: &mut Events,
+    events: &mut dyn Clock,
     config: &SessionConfig,
     options: &Options,
     outputs: Outputs,
@@ -71,7 +71,7 @@ pub fn run(
         if options.max_sessions.is_some_and(|m| sessions >= m) {
             break;
         }
-        let next = events.peek_time()?;
+        let next = events.next_instant()?;
         if next.is_none() && bound == 0 {
             break;
         }

@@ -7,7 +7,8 @@ use super::intake::status_of;
 use super::world::World;
 use crate::cluster::ClusterState;
 use crate::input::kube;
-use crate::input::workload::{EventType, Events};
+use crate::input::workload::EventType;
+use crate::simulate::clock::Clock;
 use crate::simulate::held;
 use crate::simulate::report::Tracker;
 use anyhow::Result;
@@ -18,17 +19,18 @@ impl World {
     /// sessions, as informers deliver them); true when there was any.
     pub fn apply_due(
         &mut self,
-        events: &mut Events,
+        events: &mut dyn Clock,
         now_ms: u64,
         cluster: &mut ClusterState,
         tracker: &mut Tracker,
     ) -> Result<bool> {
         let mut changed = false;
-        while events
-            .peek_time()?
-            .is_some_and(|t| t.saturating_mul(1000) <= now_ms)
+        while let Some(t) = events.next_instant()?
+            && t.saturating_mul(1000) <= now_ms
         {
-            let Some(event) = events.next()? else { break };
+            let Some(event) = events.next_event_at(t)? else {
+                break;
+            };
             changed = true;
             let now = event.time.unwrap_or(0);
             let key = kube::pod_key(&event.object);
@@ -50,7 +52,7 @@ impl World {
         pod: &k8s::Pod,
         key: String,
         now: u64,
-        events: &Events,
+        events: &dyn Clock,
         cluster: &mut ClusterState,
         tracker: &mut Tracker,
     ) -> Result<()> {
