@@ -19,7 +19,8 @@
 //! | 6 | [`simulate`] | the scheduleOne loop over a workload: queue, assume, retries, report |
 //! | 7 | [`framework`] | one place builds a scheduler from a configuration, and replays it |
 //! | 8 | [`serve`], [`conformance`], [`bench`], [`authoring`] | what the subcommands do |
-//! | 9 | [`cli`] | the `sift` command line |
+//! | 9 | [`schedule`] | the live scheduler, on `serve`'s watch and hot reload |
+//! | 10 | [`cli`] | the `sift` command line |
 
 pub mod authoring;
 pub mod bench;
@@ -34,6 +35,7 @@ pub mod input;
 pub mod output;
 pub mod plugins;
 pub mod runtime;
+pub mod schedule;
 pub mod serve;
 pub mod simulate;
 pub mod text;

@@ -25,7 +25,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("conformance", 8),
     ("bench", 8),
     ("authoring", 8),
-    ("cli", 9),
+    ("schedule", 9),
+    ("cli", 10),
 ];
 
 fn layer(module: &str) -> Option<u32> {

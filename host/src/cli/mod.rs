@@ -8,6 +8,7 @@ mod conformance;
 mod filter;
 mod new;
 mod plugins;
+mod schedule;
 mod serve;
 mod simulate;
 mod trace;
@@ -25,6 +26,7 @@ use conformance::{ConformanceArgs, conformance_cmd};
 use filter::{FilterArgs, filter};
 use new::{NewArgs, new_project};
 use plugins::{PluginsCommand, plugins_inspect, plugins_list};
+use schedule::{ScheduleArgs, schedule};
 use serve::{ServeArgs, serve};
 use simulate::{SimulateArgs, simulate};
 use std::path::{Path, PathBuf};
@@ -61,6 +63,7 @@ const EXAMPLES: &str = "Examples:
   sift plugins inspect my_plugin.wasm
   sift bench --nodes 5000
   sift serve --listen 0.0.0.0:8888 --cluster cluster.json --log-level info
+  sift schedule --kubeconfig ~/.kube/config --log-level info
   sift new --lang rust my-check
   sift component new plugin.wasm -o my_plugin.wasm
   sift trace openb openb_node_list_all_node.csv openb_pod_list_default.csv -o openb
@@ -96,6 +99,20 @@ enum Command {
     /// is evaluated (it sampled already). SIGHUP rescans; SIGTERM/SIGINT
     /// stop after the requests in flight.
     Serve(ServeArgs),
+    /// Schedule pods on a cluster: sift as a second scheduler that binds
+    /// the pods whose spec.schedulerName is its own (`sift` unless the
+    /// config's schedulerName says otherwise).
+    ///
+    /// kube-scheduler's loop, live: the queue (PrioritySort, backoff 1s to
+    /// 10s, unschedulable pods retried on cluster changes and after 5
+    /// minutes, scheduling gates), the cycle `sift simulate` runs (filters,
+    /// scores, host selection, reserve, assume), binds beside the next
+    /// cycles, DefaultPreemption acting, FailedScheduling events and the
+    /// PodScheduled condition on failure. Plugins hot-load between two
+    /// cycles. Replicas elect a leader through a Lease; only the leader
+    /// schedules. /readyz says leader or standby once the first lists are
+    /// in.
+    Schedule(ScheduleArgs),
     /// Create a plugin project (Rust, C, Go, Python, JavaScript or WAT) that builds and passes
     /// its starter conformance case (cases/001-starter.json).
     New(NewArgs),
@@ -147,7 +164,7 @@ enum LogFormat {
 /// Parses the command line, sets up logging and runs the subcommand.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if !matches!(cli.command, Command::Serve(_)) {
+    if !matches!(cli.command, Command::Serve(_) | Command::Schedule(_)) {
         restore_sigpipe();
     }
     let filter = match log_filter(&cli.log_level) {
@@ -220,6 +237,7 @@ fn run(command: Command) -> Result<ExitCode> {
         Command::Plugins(PluginsCommand::Inspect { file }) => plugins_inspect(&file),
         Command::Bench(a) => crate::bench::run(a.into()).map(|_| ExitCode::SUCCESS),
         Command::Serve(a) => serve(a),
+        Command::Schedule(a) => schedule(a),
         Command::Trace(c) => trace(c),
         Command::Simulate(a) => simulate(a),
         Command::Component(c) => component(c),

@@ -342,6 +342,14 @@ impl ClusterState {
         cluster
     }
 
+    /// Keeps bound pods' annotations with these keys too, from their next
+    /// update on; whether any key is new.
+    pub fn add_pod_annotation_keys(&mut self, keys: &[String]) -> bool {
+        let before = self.pod_annotation_keys.len();
+        self.pod_annotation_keys.extend(keys.iter().cloned());
+        self.pod_annotation_keys.len() != before
+    }
+
     /// Adds the nodes, pods and namespaces of `objects` (pods may come
     /// before or after their nodes: each is kept by key).
     pub fn add_objects(&mut self, objects: &Objects, node_objects: bool) -> Result<()> {

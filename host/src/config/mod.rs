@@ -59,7 +59,7 @@ pub const DEFAULT_FILTERS: [&str; 8] = [
 
 /// Serialized ([`Config::to_yaml`]) it leaves out what is unset or at its
 /// default, so a written file holds only what it chose.
-#[derive(Debug, Default, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Config {
     /// Accepted for kubectl-style files; not checked.
@@ -116,7 +116,7 @@ pub const DEFAULT_SCORES: [(&str, i64); 2] = [
     ("NodeResourcesBalancedAllocation", 1),
 ];
 
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginsSection {
     #[serde(default, skip_serializing_if = "is_default")]
@@ -128,7 +128,7 @@ pub struct PluginsSection {
 /// `plugins.score`: as `plugins.filter`, each entry with a weight.
 /// (`disabled` first here and in [`PluginSet`]: a written file reads as
 /// the defaults are edited, what is removed, then what is added.)
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScoreSet {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -146,7 +146,7 @@ pub struct ScoreRef {
     pub weight: Option<i64>,
 }
 
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PluginSet {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -164,7 +164,7 @@ pub struct PluginRef {
     pub ignorable: bool,
 }
 
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PluginConfig {
     pub name: String,
@@ -172,7 +172,7 @@ pub struct PluginConfig {
     pub args: serde_json::Value,
 }
 
-#[derive(Debug, Default, Deserialize, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LimitsSection {
     /// e.g. "1s", "250ms".

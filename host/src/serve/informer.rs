@@ -383,7 +383,9 @@ pub fn check(source: &Source) -> Result<()> {
     Ok(())
 }
 
-async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Client, String)> {
+/// A client for the API server `source` names, with the watch's deadline
+/// as its read timeout; also the URL it talks to.
+pub async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Client, String)> {
     let mut config = match source {
         Source::Kubeconfig { path, context } => {
             let kc = kube::config::Kubeconfig::read_from(path)

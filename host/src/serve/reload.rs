@@ -38,6 +38,16 @@ pub struct Profile {
     /// Why this profile should not take traffic (`/readyz` says 503), e.g.
     /// an enabled plugin name that two components declare.
     pub unready: Vec<String>,
+    /// What the engine was built from, so that a live scheduler can build
+    /// its whole framework (scores, reserve) from the same swap.
+    pub source: Option<Arc<ProfileSource>>,
+}
+
+/// The loaded plugins and the configuration a [`Profile`] was built from.
+pub struct ProfileSource {
+    pub config: Config,
+    pub catalog: Catalog,
+    pub overrides: Overrides,
 }
 
 /// A plugin as `/status` shows it.
@@ -119,6 +129,7 @@ impl Reloader {
             generation: 0,
             plugins: Vec::new(),
             unready: Vec::new(),
+            source: None,
         };
         let mut r = Reloader {
             runtime,
@@ -471,6 +482,11 @@ impl Reloader {
             generation,
             plugins: versions,
             unready,
+            source: Some(Arc::new(ProfileSource {
+                config: self.config.clone(),
+                catalog,
+                overrides,
+            })),
         }));
         true
     }

@@ -44,6 +44,14 @@ impl QueueKey {
     pub fn key(&self) -> &str {
         &self.key
     }
+
+    /// The same pod entering the queue again at `now`.
+    pub fn requeued(&self, now: u64) -> QueueKey {
+        QueueKey {
+            queued_at: now,
+            ..self.clone()
+        }
+    }
 }
 
 /// Pending pods: active (ordered) and unschedulable (waiting for a change).

@@ -1,0 +1,229 @@
+//! Starts `sift schedule`'s parts in the order they depend on each
+//! other, and stops them on SIGTERM or SIGINT.
+
+use super::http::{Health, router};
+use super::input::Input;
+use super::leader::{self, Election};
+use super::metrics::Metrics;
+use super::scheduler::{Loop, Parts};
+use super::writer::Writer;
+use crate::config::Config;
+use crate::runtime::Runtime;
+use crate::serve::ClusterEvent;
+use crate::serve::informer::{self, Sink, Source, WatchOptions};
+use crate::serve::listener::serve_http;
+use crate::serve::metrics::Metrics as WatchMetrics;
+use crate::serve::reload::Reloader;
+use crate::serve::signals::shutdown;
+use crate::serve::triggers::{Trigger, spawn_reload_thread};
+use crate::serve::watch::watch;
+use anyhow::{Context, Result};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
+
+/// The scheduler's name when the configuration names none.
+pub const DEFAULT_NAME: &str = "sift";
+
+pub struct Options {
+    pub source: Source,
+    pub config: Option<PathBuf>,
+    pub listen: SocketAddr,
+    pub watch_timeout: Duration,
+    pub bind_concurrency: usize,
+    /// `None`: no leader election (one replica).
+    pub election: Option<Election>,
+}
+
+/// The watch's events, sent to the loop.
+struct ChannelSink {
+    tx: mpsc::Sender<Input>,
+    node_objects: Arc<AtomicBool>,
+}
+
+impl Sink for ChannelSink {
+    fn node_objects(&self) -> bool {
+        self.node_objects.load(Ordering::SeqCst)
+    }
+
+    fn apply(&self, events: Vec<ClusterEvent>) {
+        let _ = self.tx.send(Input::Cluster(events));
+    }
+}
+
+/// The name pods opt in with: the configuration's, else `sift`.
+pub fn scheduler_name(config: &Config) -> String {
+    let name = config
+        .scheduler_name
+        .clone()
+        .unwrap_or_else(|| DEFAULT_NAME.to_string());
+    if name == crate::input::kube::DEFAULT_SCHEDULER_NAME {
+        tracing::warn!(
+            "schedulerName is default-scheduler: sift schedules every pod that names no \
+             scheduler, so kube-scheduler must not run beside it"
+        );
+    }
+    name
+}
+
+/// Runs the scheduler until SIGTERM or SIGINT.
+pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf) -> Result<()> {
+    informer::check(&options.source)?;
+    let name = scheduler_name(&config);
+    let watch_metrics = Arc::new(WatchMetrics::new());
+    let metrics = Arc::new(Metrics::new(&name));
+    let reloader = Reloader::start(
+        runtime,
+        dir.clone(),
+        options.config.clone(),
+        config,
+        watch_metrics.clone(),
+    )?;
+    let profile = reloader.profile();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("sift-api")
+        .build()
+        .context("cannot start the API runtime")?;
+    let watch_options = WatchOptions {
+        deadline: options.watch_timeout,
+    };
+    let (client, server) = rt.block_on(informer::client(&options.source, watch_options))?;
+    let (tx, rx) = mpsc::channel::<Input>();
+    let instance = format!("{name}-{}", hostname());
+    let writer = Writer::new(
+        client.clone(),
+        rt.handle().clone(),
+        options.bind_concurrency,
+        &name,
+        &instance,
+        tx.clone(),
+        metrics.clone(),
+    );
+    let leading = Arc::new(AtomicBool::new(options.election.is_none()));
+    metrics.leader.set(i64::from(options.election.is_none()));
+    let node_objects = Arc::new(AtomicBool::new(false));
+    let sink: Arc<dyn Sink> = Arc::new(ChannelSink {
+        tx: tx.clone(),
+        node_objects: node_objects.clone(),
+    });
+    let informer = rt.block_on(informer::start(
+        &options.source,
+        watch_options,
+        sink,
+        watch_metrics.clone(),
+    ))?;
+    tracing::info!(scheduler = %name, %server, "sift schedule: watching the API server");
+
+    let synced = informer.clone();
+    let scheduling = Loop::new(Parts {
+        profile: profile.clone(),
+        scheduler_name: name.clone(),
+        writer,
+        metrics: metrics.clone(),
+        inputs: rx,
+        leading: leading.clone(),
+        synced: Box::new(move || synced.synced()),
+        node_objects,
+    });
+    let loop_thread = std::thread::Builder::new()
+        .name("sift-schedule".into())
+        .spawn(move || scheduling.run())
+        .context("cannot start the scheduling thread")?;
+
+    // Plugin and config changes swap the profile; the loop rebuilds its
+    // scheduler between two cycles.
+    let (trigger_tx, trigger_rx) = mpsc::channel::<Trigger>();
+    let _watcher = watch(&dir, options.config.as_deref(), &[], trigger_tx.clone())?;
+    let reload_thread = spawn_reload_thread(trigger_rx, reloader, |_| {})?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let election = options.election.clone();
+    let elector = election.map(|e| {
+        let (leading, stop, lost_metrics) = (leading.clone(), stop.clone(), metrics.clone());
+        let on_lost = move || {
+            lost_metrics.leader.set(0);
+            // As kube-scheduler: stop at once; the restart relists.
+            std::process::exit(1);
+        };
+        let watch_leading = leading.clone();
+        let gauge = metrics.clone();
+        rt.spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                gauge
+                    .leader
+                    .set(i64::from(watch_leading.load(Ordering::SeqCst)));
+            }
+        });
+        rt.spawn(leader::run(client.clone(), e, leading, stop, on_lost))
+    });
+
+    let health = Arc::new(Health {
+        scheduler: name,
+        identity: options.election.as_ref().map(|e| e.identity.clone()),
+        leading,
+        informer,
+        profile,
+        watch_metrics,
+        metrics,
+    });
+    let result = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", options.listen))?;
+        let addr = listener.local_addr()?;
+        println!("listening on {addr}");
+        serve_http(
+            listener,
+            router(health),
+            shutdown(|| {}),
+            Duration::from_secs(10),
+            Duration::from_secs(5),
+        )
+        .await;
+        anyhow::Ok(())
+    });
+    stop.store(true, Ordering::SeqCst);
+    let _ = tx.send(Input::Stop);
+    let _ = loop_thread.join();
+    if let Some(handle) = elector {
+        // The elector releases the lease within a retry period.
+        let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), handle).await });
+    }
+    let _ = trigger_tx.send(Trigger::Stop);
+    let _ = reload_thread.join();
+    tracing::info!("sift schedule stopped");
+    result
+}
+
+/// This machine's name, for event instances and lease identities.
+pub fn hostname() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .filter(|h| !h.is_empty())
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|h| h.trim().to_string())
+        })
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into())
+}
+
+/// `<hostname>_<random>`, as client-go's leader election identities.
+pub fn identity() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    format!(
+        "{}_{:08x}{:08x}",
+        hostname(),
+        std::process::id(),
+        (nanos & 0xffff_ffff) as u32
+    )
+}
