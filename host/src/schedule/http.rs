@@ -15,8 +15,8 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use serde_json::json;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
 pub struct Health {
     pub scheduler: String,
@@ -27,6 +27,8 @@ pub struct Health {
     pub profile: Arc<ArcSwap<Profile>>,
     pub watch_metrics: Arc<WatchMetrics>,
     pub metrics: Arc<Metrics>,
+    /// Why the profile could not be built into a scheduler.
+    pub build_error: Arc<Mutex<Option<String>>>,
 }
 
 impl Health {
@@ -42,7 +44,10 @@ impl Health {
         if !profile.unready.is_empty() {
             return Some(format!("profile not ready: {}", profile.unready.join("; ")));
         }
-        None
+        self.build_error
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     fn role(&self) -> &'static str {

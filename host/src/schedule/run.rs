@@ -119,6 +119,7 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
     tracing::info!(scheduler = %name, %server, "sift schedule: watching the API server");
 
     let synced = informer.clone();
+    let build_error = Arc::new(std::sync::Mutex::new(None));
     let scheduling = Loop::new(Parts {
         profile: profile.clone(),
         scheduler_name: name.clone(),
@@ -128,6 +129,7 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
         leading: leading.clone(),
         synced: Box::new(move || synced.synced()),
         node_objects,
+        build_error: build_error.clone(),
     });
     let loop_thread = std::thread::Builder::new()
         .name("sift-schedule".into())
@@ -170,6 +172,7 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
         profile,
         watch_metrics,
         metrics,
+        build_error,
     });
     let result = rt.block_on(async {
         let listener = tokio::net::TcpListener::bind(options.listen)

@@ -34,9 +34,9 @@ use crate::simulate::queue::QueueKey;
 use arc_swap::ArcSwap;
 use k8s_openapi::api::core::v1 as k8s;
 use std::collections::{BTreeSet, HashMap};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A pod assumed on a node while its bind is in flight.
@@ -58,6 +58,9 @@ pub struct Parts {
     pub synced: Box<dyn Fn() -> bool + Send>,
     /// Whether whole node objects are kept: shared with the watch's sink.
     pub node_objects: Arc<AtomicBool>,
+    /// Why the current profile cannot schedule (e.g. a configured score
+    /// plugin is not loaded), for `/readyz`.
+    pub build_error: Arc<Mutex<Option<String>>>,
 }
 
 pub struct Loop {
@@ -72,6 +75,8 @@ pub struct Loop {
     preempting: HashMap<String, BTreeSet<String>>,
     victim_of: HashMap<String, String>,
     scheduler: Option<(u64, Scheduler)>,
+    /// The profile generation that failed to build (tried once).
+    failed: Option<u64>,
     start: Instant,
     /// Pods queued before the first cycle all count as queued at 0, so
     /// that PrioritySort orders them by priority, creation time and name
@@ -94,6 +99,7 @@ impl Loop {
             preempting: HashMap::new(),
             victim_of: HashMap::new(),
             scheduler: None,
+            failed: None,
             start: Instant::now(),
             scheduling: false,
         };
@@ -154,6 +160,9 @@ impl Loop {
         let profile = self.parts.profile.load();
         if self.scheduler.as_ref().map(|(g, _)| *g) == Some(profile.generation) {
             return true;
+        }
+        if self.failed == Some(profile.generation) {
+            return self.scheduler.is_some();
         }
         let Some(source) = profile.source.as_ref() else {
             return false;

@@ -1,0 +1,765 @@
+//! `sift schedule` end to end against the fake API server
+//! (`sift_tests::apiserver`): pods bound once and never beyond a node's
+//! room, failures written as kube-scheduler writes them, the simulator
+//! predicting the scheduler, API faults, leader election, live preemption
+//! and hot-loaded plugins.
+//!
+//! Timing is not the point: every wait polls with a generous deadline
+//! (a liveness bound, not a latency target; `sift bench --schedule`
+//! measures speed).
+
+use serde_json::{Value, json};
+use sift_tests::apiserver::FakeApiServer;
+use sift_tests::{plugins_dir, sift_bin, temp_dir};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const PATIENT: Duration = Duration::from_secs(120);
+
+/// A running `sift schedule`, killed on drop; its log is printed when a
+/// wait fails.
+struct Sift {
+    child: Child,
+    base: String,
+    agent: ureq::Agent,
+    log: PathBuf,
+}
+
+impl Sift {
+    fn start(api: &FakeApiServer, dir: &Path, name: &str, extra: &[&str]) -> Sift {
+        let kubeconfig = dir.join("kubeconfig");
+        api.kubeconfig(&kubeconfig);
+        let log = dir.join(format!("{name}.log"));
+        let mut child = Command::new(sift_bin())
+            .args(["schedule", "--listen", "127.0.0.1:0", "--kubeconfig"])
+            .arg(&kubeconfig)
+            .args(extra)
+            .env("SIFT_LOG", "info")
+            .env("HOSTNAME", name)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
+            .spawn()
+            .expect("sift schedule starts");
+        let addr = match sift_tests::served_address(&mut child) {
+            Ok(addr) => addr,
+            Err(line) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "unexpected first line {line:?}; log:\n{}",
+                    std::fs::read_to_string(&log).unwrap_or_default()
+                );
+            }
+        };
+        Sift {
+            child,
+            base: format!("http://{addr}"),
+            agent: sift_tests::http_agent(Duration::from_secs(10)),
+            log,
+        }
+    }
+
+    fn get(&self, path: &str) -> (u16, String) {
+        sift_tests::http_get(&self.agent, &format!("{}{path}", self.base))
+    }
+
+    fn readyz(&self) -> (u16, String) {
+        let (code, body) = self.get("/readyz");
+        (code, body.trim().to_string())
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Sift {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Polls `f` until it holds; panics with `what` and the logs after
+/// [`PATIENT`].
+fn wait_for(what: &str, sifts: &[&Sift], mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + PATIENT;
+    while Instant::now() < deadline {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let logs: Vec<String> = sifts.iter().map(|s| s.log()).collect();
+    panic!(
+        "timed out waiting for {what}; logs:\n{}",
+        logs.join("\n-----\n")
+    );
+}
+
+fn node(name: &str, cpu: &str) -> Value {
+    json!({"kind": "Node", "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+           "status": {"allocatable": {"cpu": cpu, "memory": "64Gi", "pods": "110"},
+                      "capacity": {"cpu": cpu, "memory": "64Gi", "pods": "110"}}})
+}
+
+/// A pending pod for `scheduler` requesting `cpu`.
+fn pod(name: &str, cpu: &str, priority: i32, scheduler: Option<&str>) -> Value {
+    let mut p = json!({"kind": "Pod",
+        "metadata": {"name": name, "namespace": "default",
+                     "creationTimestamp": "2025-01-01T00:00:00Z"},
+        "spec": {"priority": priority,
+                 "containers": [{"name": "c", "image": "app:1",
+                                 "resources": {"requests": {"cpu": cpu, "memory": "64Mi"}}}]},
+        "status": {"phase": "Pending"}});
+    if let Some(s) = scheduler {
+        p["spec"]["schedulerName"] = json!(s);
+    }
+    p
+}
+
+/// Millicores of a quantity ("500m", "2").
+fn millis(q: &str) -> i64 {
+    match q.strip_suffix('m') {
+        Some(m) => m.parse().unwrap(),
+        None => q.parse::<i64>().unwrap() * 1000,
+    }
+}
+
+/// Where each pod is bound, by name, from the fake's state.
+fn placements(api: &FakeApiServer) -> BTreeMap<String, String> {
+    api.keys("Pod")
+        .into_iter()
+        .filter_map(|k| {
+            let (ns, name) = k.split_once('/').unwrap();
+            let p = api.get("Pod", ns, name)?;
+            let node = p["spec"]["nodeName"].as_str()?.to_string();
+            Some((name.to_string(), node))
+        })
+        .collect()
+}
+
+/// Successful binds per pod key.
+fn binds_per_pod(api: &FakeApiServer) -> BTreeMap<String, usize> {
+    let mut n = BTreeMap::new();
+    for (key, _, code) in api.bindings() {
+        if code == 201 {
+            *n.entry(key).or_insert(0) += 1;
+        }
+    }
+    n
+}
+
+/// Each node's bound cpu (millicores) against its allocatable.
+fn assert_within_capacity(api: &FakeApiServer) {
+    let mut used: BTreeMap<String, i64> = BTreeMap::new();
+    for key in api.keys("Pod") {
+        let (ns, name) = key.split_once('/').unwrap();
+        let p = api.get("Pod", ns, name).unwrap();
+        if let Some(n) = p["spec"]["nodeName"].as_str() {
+            let cpu = p["spec"]["containers"][0]["resources"]["requests"]["cpu"]
+                .as_str()
+                .unwrap();
+            *used.entry(n.to_string()).or_insert(0) += millis(cpu);
+        }
+    }
+    for (n, cpu) in used {
+        let node = api.get("Node", "", &n).expect("bound to an existing node");
+        let alloc = millis(node["status"]["allocatable"]["cpu"].as_str().unwrap());
+        assert!(cpu <= alloc, "node {n} holds {cpu}m of {alloc}m");
+    }
+}
+
+/// The FailedScheduling events about `name`.
+fn failed_events(api: &FakeApiServer, name: &str) -> Vec<Value> {
+    api.events()
+        .into_iter()
+        .filter(|e| e["reason"] == "FailedScheduling" && e["regarding"]["name"] == name)
+        .collect()
+}
+
+fn condition(api: &FakeApiServer, name: &str, type_: &str) -> Option<Value> {
+    let p = api.get("Pod", "default", name)?;
+    p["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)
+        .cloned()
+}
+
+/// Writes a plugins directory with the bundled filters and scores `sift
+/// simulate` and `sift schedule` share, and a config for `name`.
+fn setup(dir: &Path) -> (PathBuf, PathBuf) {
+    let config = dir.join("sift.yaml");
+    std::fs::write(&config, "schedulerName: sift\n").unwrap();
+    (plugins_dir(), config)
+}
+
+#[test]
+fn binds_every_pod_that_fits_once_and_reports_every_other_as_kube_scheduler_does() {
+    let dir = temp_dir("schedule-5000");
+    let api = FakeApiServer::start();
+    // 1,000 nodes of 2 cpu: room for exactly 4,000 pods of 500m.
+    for i in 0..1000 {
+        api.add(node(&format!("n{i:04}"), "2"));
+    }
+    for i in 0..4500 {
+        api.add(pod(&format!("fit-{i:04}"), "500m", 0, Some("sift")));
+    }
+    for i in 0..500 {
+        api.add(pod(&format!("huge-{i:03}"), "8", 0, Some("sift")));
+    }
+    // Not sift's: left alone.
+    for i in 0..10 {
+        api.add(pod(&format!("other-{i}"), "100m", 0, None));
+    }
+    let (plugins, config) = setup(&dir);
+    let s = Sift::start(
+        &api,
+        &dir,
+        "sift-a",
+        &[
+            "--leader-elect=false",
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    );
+    wait_for("4,000 pods bound", &[&s], || placements(&api).len() == 4000);
+    let unbound: Vec<String> = api
+        .keys("Pod")
+        .into_iter()
+        .map(|k| k.split_once('/').unwrap().1.to_string())
+        .filter(|n| !n.starts_with("other-"))
+        .filter(|n| !placements(&api).contains_key(n))
+        .collect();
+    assert_eq!(unbound.len(), 1000);
+    wait_for("every unschedulable pod's condition", &[&s], || {
+        unbound
+            .iter()
+            .all(|n| condition(&api, n, "PodScheduled").is_some_and(|c| c["status"] == "False"))
+    });
+    // Bound once each, within capacity, and only sift's pods.
+    let binds = binds_per_pod(&api);
+    assert_eq!(binds.len(), 4000);
+    assert!(binds.values().all(|n| *n == 1), "a pod bound twice");
+    assert!(binds.keys().all(|k| !k.contains("other-")));
+    assert_within_capacity(&api);
+    for n in &unbound {
+        let c = condition(&api, n, "PodScheduled").unwrap();
+        assert_eq!(c["reason"], "Unschedulable", "{n}: {c}");
+        let message = c["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("0/1000 nodes are available: 1000 Insufficient cpu."),
+            "{n}: {message}"
+        );
+        let events = failed_events(&api, n);
+        assert_eq!(
+            events.len(),
+            1,
+            "{n}: one event (a series), not one per attempt"
+        );
+        assert_eq!(events[0]["note"], message, "{n}");
+        assert_eq!(events[0]["type"], "Warning");
+        assert_eq!(events[0]["action"], "Scheduling");
+        assert_eq!(events[0]["reportingController"], "sift");
+    }
+    let scheduled = api
+        .events()
+        .into_iter()
+        .filter(|e| e["reason"] == "Scheduled")
+        .count();
+    assert_eq!(scheduled, 4000, "one Scheduled event per bind");
+    let (code, body) = s.get("/metrics");
+    assert_eq!(code, 200);
+    assert!(
+        body.contains(
+            "scheduler_schedule_attempts_total{result=\"scheduled\",profile=\"sift\"} 4000"
+        ),
+        "{body}"
+    );
+}
+
+#[test]
+fn the_simulator_predicts_the_scheduler() {
+    let dir = temp_dir("schedule-predicts");
+    let api = FakeApiServer::start();
+    let mut nodes = Vec::new();
+    for i in 0..60 {
+        let cpu = ["2", "4", "8"][i % 3];
+        let n = node(&format!("n{i:02}"), cpu);
+        api.add(n.clone());
+        nodes.push(n);
+    }
+    let mut pods = Vec::new();
+    for i in 0..400 {
+        let cpu = ["250m", "500m", "1", "300m", "750m"][i % 5];
+        let priority = if i % 7 == 0 { 100 } else { 0 };
+        let p = pod(&format!("p{i:03}"), cpu, priority, Some("sift"));
+        api.add(p.clone());
+        pods.push(p);
+    }
+    let (plugins, config) = setup(&dir);
+    let s = Sift::start(
+        &api,
+        &dir,
+        "sift-a",
+        &[
+            "--leader-elect=false",
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    );
+    wait_for("every pod bound", &[&s], || placements(&api).len() == 400);
+    let live = placements(&api);
+
+    let cluster = dir.join("cluster.json");
+    let items: Vec<Value> = nodes.into_iter().chain(pods).collect();
+    std::fs::write(
+        &cluster,
+        json!({"kind": "List", "apiVersion": "v1", "items": items}).to_string(),
+    )
+    .unwrap();
+    let out = dir.join("pods.jsonl");
+    let sim = Command::new(sift_bin())
+        .args(["simulate", "--cluster"])
+        .arg(&cluster)
+        .arg("--plugins")
+        .arg(&plugins)
+        .arg("-c")
+        .arg(&config)
+        .arg("--pods-out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let simulated: BTreeMap<String, String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| {
+            let name = v["pod"]
+                .as_str()
+                .unwrap()
+                .split_once('/')
+                .unwrap()
+                .1
+                .to_string();
+            (name, v["node"].as_str().unwrap_or_default().to_string())
+        })
+        .collect();
+    let differ: Vec<_> = live
+        .iter()
+        .filter(|(p, n)| simulated.get(*p) != Some(n))
+        .map(|(p, n)| format!("{p}: live {n}, simulated {:?}", simulated.get(p)))
+        .collect();
+    assert!(differ.is_empty(), "{} differ: {differ:#?}", differ.len());
+    assert_eq!(simulated.len(), live.len());
+}
+
+#[test]
+fn failed_binds_an_api_server_outage_and_deleted_pods_lose_nothing_and_bind_nothing_twice() {
+    let dir = temp_dir("schedule-faults");
+    let api = FakeApiServer::start();
+    for i in 0..50 {
+        api.add(node(&format!("n{i:02}"), "4"));
+    }
+    api.fail_binds(20, 500);
+    for i in 0..100 {
+        api.add(pod(&format!("a{i:03}"), "500m", 0, Some("sift")));
+    }
+    let (plugins, config) = setup(&dir);
+    let s = Sift::start(
+        &api,
+        &dir,
+        "sift-a",
+        &[
+            "--leader-elect=false",
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    );
+    // Every pod whose bind failed with 500 is retried (after backoff).
+    wait_for("the first 100 bound", &[&s], || {
+        placements(&api).len() == 100
+    });
+    let failed = api.bindings().iter().filter(|(_, _, c)| *c == 500).count();
+    assert_eq!(failed, 20, "the fake failed 20 binds");
+    // A failed bind is reported as kube-scheduler's SchedulerError.
+    let errors = api
+        .events()
+        .into_iter()
+        .filter(|e| {
+            e["reason"] == "FailedScheduling"
+                && e["note"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .starts_with("binding rejected")
+        })
+        .count();
+    assert!(errors >= 1, "bind failures are reported");
+
+    // The API server goes away, pods arrive meanwhile, it comes back.
+    api.set_down(true);
+    std::thread::sleep(Duration::from_secs(2));
+    api.set_down(false);
+    for i in 0..50 {
+        api.add(pod(&format!("b{i:03}"), "500m", 0, Some("sift")));
+    }
+    wait_for("the pods created after the outage bound", &[&s], || {
+        placements(&api).len() == 150
+    });
+
+    // A pod deleted while its bind is in flight: the bind answers 404,
+    // the pod is not retried, nothing else is disturbed.
+    api.set_write_latency(Duration::from_millis(800));
+    api.add(pod("doomed", "500m", 0, Some("sift")));
+    wait_for("doomed's bind in flight", &[&s], || {
+        api.requests()
+            .iter()
+            .any(|r| r.method == "POST" && r.path.ends_with("/pods/doomed/binding"))
+    });
+    api.delete("Pod", "default", "doomed");
+    wait_for("doomed's bind answered", &[&s], || {
+        api.bindings().iter().any(|(k, _, _)| k == "default/doomed")
+    });
+    api.set_write_latency(Duration::ZERO);
+    api.add(pod("after", "500m", 0, Some("sift")));
+    wait_for("a pod after it bound", &[&s], || {
+        placements(&api).contains_key("after")
+    });
+    let doomed: Vec<u16> = api
+        .bindings()
+        .iter()
+        .filter(|(k, _, _)| k == "default/doomed")
+        .map(|(_, _, c)| *c)
+        .collect();
+    assert_eq!(doomed, [404], "answered 404 and not retried");
+    let binds = binds_per_pod(&api);
+    assert!(
+        binds.values().all(|n| *n == 1),
+        "a pod bound twice: {binds:?}"
+    );
+    assert_eq!(binds.len(), 151);
+    assert_within_capacity(&api);
+}
+
+#[test]
+fn of_two_replicas_one_schedules_and_the_other_takes_over_when_it_dies() {
+    let dir = temp_dir("schedule-leader");
+    let api = FakeApiServer::start();
+    for i in 0..20 {
+        api.add(node(&format!("n{i:02}"), "8"));
+    }
+    let (plugins, config) = setup(&dir);
+    let args = |_: &str| -> Vec<String> {
+        [
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+            "--leader-elect-lease-duration",
+            "4s",
+            "--leader-elect-renew-deadline",
+            "3s",
+            "--leader-elect-retry-period",
+            "500ms",
+            "--leader-elect-resource-namespace",
+            "kube-system",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let a_args = args("a");
+    let b_args = args("b");
+    let a = Sift::start(
+        &api,
+        &dir,
+        "sift-a",
+        &a_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let b = Sift::start(
+        &api,
+        &dir,
+        "sift-b",
+        &b_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    let roles = |a: &Sift, b: &Sift| (a.readyz(), b.readyz());
+    wait_for("one leader, one standby", &[&a, &b], || {
+        let ((ca, ra), (cb, rb)) = roles(&a, &b);
+        ca == 200 && cb == 200 && {
+            let mut r = [ra, rb];
+            r.sort();
+            r == ["leader", "standby"]
+        }
+    });
+    let (mut leader, standby) = if a.readyz().1 == "leader" {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    let lease = api.lease("kube-system", "sift").expect("the lease exists");
+    let holder = lease["spec"]["holderIdentity"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (_, status) = leader.get("/status");
+    let status: Value = serde_json::from_str(&status).unwrap();
+    assert_eq!(status["identity"], holder.as_str());
+    for i in 0..30 {
+        api.add(pod(&format!("first-{i:02}"), "250m", 0, Some("sift")));
+    }
+    wait_for("the leader binds", &[&leader, &standby], || {
+        placements(&api).len() == 30
+    });
+    // SIGKILL: no release; the standby waits out the lease, then leads.
+    leader.kill();
+    let killed = Instant::now();
+    for i in 0..30 {
+        api.add(pod(&format!("second-{i:02}"), "250m", 0, Some("sift")));
+    }
+    wait_for("the standby takes over", &[&standby], || {
+        standby.readyz().1 == "leader"
+    });
+    let took = killed.elapsed();
+    eprintln!("takeover after {took:?} (lease 4s, retry 500ms)");
+    assert!(
+        took >= Duration::from_secs(3),
+        "took over after {took:?}: before the lease could have expired"
+    );
+    wait_for("the new leader binds", &[&standby], || {
+        placements(&api).len() == 60
+    });
+    let binds = binds_per_pod(&api);
+    assert!(binds.values().all(|n| *n == 1), "a pod bound twice");
+    assert_eq!(binds.len(), 60);
+    let lease = api.lease("kube-system", "sift").unwrap();
+    assert_ne!(lease["spec"]["holderIdentity"].as_str().unwrap(), holder);
+    assert_eq!(lease["spec"]["leaseTransitions"], 1, "{lease}");
+}
+
+#[test]
+fn preemption_evicts_victims_gracefully_and_binds_the_preemptor_after_they_leave() {
+    let dir = temp_dir("schedule-preempt");
+    let api = FakeApiServer::start();
+    api.add(node("n1", "2"));
+    let mut victim = pod("victim", "2", 0, None);
+    victim["spec"]["nodeName"] = json!("n1");
+    victim["status"] = json!({"phase": "Running", "startTime": "2025-01-01T00:00:00Z"});
+    api.add(victim);
+    api.set_graceful_deletes(Some(Duration::from_secs(1)));
+    let (plugins, config) = setup(&dir);
+    let s = Sift::start(
+        &api,
+        &dir,
+        "sift-a",
+        &[
+            "--leader-elect=false",
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    );
+    wait_for("sift ready", &[&s], || s.readyz().0 == 200);
+    api.add(pod("urgent", "2", 1000, Some("sift")));
+    wait_for("the preemptor bound", &[&s], || {
+        placements(&api).get("urgent").map(String::as_str) == Some("n1")
+    });
+    // The victim: DisruptionTarget, then a graceful delete.
+    let patch = api
+        .status_patches()
+        .into_iter()
+        .find(|(k, _)| k == "default/victim")
+        .expect("the victim's status patched")
+        .1;
+    let c = &patch["status"]["conditions"][0];
+    assert_eq!(c["type"], "DisruptionTarget");
+    assert_eq!(c["reason"], "PreemptionByScheduler");
+    assert_eq!(
+        c["message"],
+        "sift: preempting to accommodate a higher priority pod"
+    );
+    assert_eq!(api.deletes(), ["default/victim"]);
+    // The preemptor: nominated, then bound only once the victim was gone.
+    let nominated = api
+        .status_patches()
+        .into_iter()
+        .any(|(k, p)| k == "default/urgent" && p["status"]["nominatedNodeName"] == "n1");
+    assert!(nominated, "{:?}", api.status_patches());
+    let requests = api.requests();
+    let deleted_at = requests
+        .iter()
+        .find(|r| r.method == "DELETE" && r.path.ends_with("/pods/victim"))
+        .unwrap()
+        .at;
+    let bound_at = requests
+        .iter()
+        .find(|r| r.method == "POST" && r.path.ends_with("/pods/urgent/binding"))
+        .unwrap()
+        .at;
+    assert!(
+        bound_at >= deleted_at + Duration::from_millis(900),
+        "bound {:?} after the delete, inside the victim's grace period",
+        bound_at - deleted_at
+    );
+    let preempted = api
+        .events()
+        .into_iter()
+        .find(|e| e["reason"] == "Preempted")
+        .expect("a Preempted event");
+    assert_eq!(preempted["regarding"]["name"], "victim");
+}
+
+#[test]
+fn a_plugin_swapped_mid_run_decides_the_next_pods_and_no_pod_is_skipped() {
+    let dir = temp_dir("schedule-hot");
+    let api = FakeApiServer::start();
+    for i in 0..3 {
+        api.add(node(&format!("n{i}"), "8"));
+    }
+    let plugins = dir.join("plugins");
+    std::fs::create_dir_all(&plugins).unwrap();
+    std::fs::copy(
+        plugins_dir().join("sift_plugin_node_resources_fit.wasm"),
+        plugins.join("fit.wasm"),
+    )
+    .unwrap();
+    std::fs::write(plugins.join("flip.wasm"), flip('a')).unwrap();
+    let config = dir.join("sift.yaml");
+    std::fs::write(
+        &config,
+        "schedulerName: sift\nplugins:\n  filter:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: NodeResourcesFit}, {name: Flip}]\n  score:\n    disabled: [{name: \"*\"}]\n",
+    )
+    .unwrap();
+    let s = Sift::start(
+        &api,
+        &dir,
+        "sift-a",
+        &[
+            "--leader-elect=false",
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    );
+    for i in 0..10 {
+        api.add(pod(&format!("before-{i}"), "100m", 0, Some("sift")));
+    }
+    wait_for("the first pods bound", &[&s], || {
+        placements(&api).len() == 10
+    });
+    // Version b rejects every pod: the swap is seen by the next cycle.
+    let tmp = plugins.join("flip.tmp");
+    std::fs::write(&tmp, flip('b')).unwrap();
+    std::fs::rename(&tmp, plugins.join("flip.wasm")).unwrap();
+    wait_for("the new profile", &[&s], || {
+        let (_, st) = s.get("/status");
+        serde_json::from_str::<Value>(&st).unwrap()["profile"]["generation"] == 2
+    });
+    for i in 0..10 {
+        api.add(pod(&format!("after-{i}"), "100m", 0, Some("sift")));
+    }
+    wait_for("every later pod attempted", &[&s], || {
+        (0..10).all(|i| !failed_events(&api, &format!("after-{i}")).is_empty())
+    });
+    for i in 0..10 {
+        let name = format!("after-{i}");
+        assert!(!placements(&api).contains_key(&name));
+        let note = failed_events(&api, &name)[0]["note"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(note, "0/3 nodes are available: 3 version-b.", "{name}");
+    }
+    let binds = binds_per_pod(&api);
+    assert_eq!(binds.len(), 10);
+    assert!(binds.values().all(|n| *n == 1));
+}
+
+#[test]
+fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
+    let dir = temp_dir("schedule-skip");
+    let api = FakeApiServer::start();
+    api.add(node("n1", "4"));
+    let mut claim = pod("claim", "100m", 0, Some("sift"));
+    claim["spec"]["volumes"] =
+        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]);
+    api.add(claim);
+    let mut gated = pod("gated", "100m", 0, Some("sift"));
+    gated["spec"]["schedulingGates"] = json!([{"name": "example.com/wait"}]);
+    api.add(gated);
+    api.add(pod("theirs", "100m", 0, Some("default-scheduler")));
+    let (plugins, config) = setup(&dir);
+    let s = Sift::start(
+        &api,
+        &dir,
+        "sift-a",
+        &[
+            "--leader-elect=false",
+            "--plugins",
+            plugins.to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    );
+    wait_for("the claim's condition", &[&s], || {
+        condition(&api, "claim", "PodScheduled").is_some()
+    });
+    let c = condition(&api, "claim", "PodScheduled").unwrap();
+    assert_eq!(c["reason"], "Unschedulable");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .contains("PersistentVolumeClaims"),
+        "{c}"
+    );
+    // The gate removed: the pod is scheduled.
+    api.update("Pod", "default", "gated", |p| {
+        p["spec"]["schedulingGates"] = json!([]);
+    });
+    wait_for("the ungated pod bound", &[&s], || {
+        placements(&api).contains_key("gated")
+    });
+    assert!(!placements(&api).contains_key("theirs"));
+    assert!(failed_events(&api, "theirs").is_empty());
+    assert!(condition(&api, "gated", "PodScheduled").is_some_and(|c| c["status"] == "True"));
+}
+
+/// The Flip test plugin (contract 0.1): version a passes every node,
+/// version b rejects the pod in prepare with "version-b".
+fn flip(version: char) -> Vec<u8> {
+    use sift_tests::fixtures::{componentize, plugin_wat};
+    let prepare = match version {
+        'a' => "",
+        _ => {
+            "(i32.store8 (i32.const 96) (i32.const 2))
+             (i32.store8 (i32.const 100) (i32.const 2))
+             (i32.store (i32.const 104) (i32.const 200))
+             (i32.store (i32.const 108) (i32.const 1))
+             (i32.store (i32.const 200) (i32.const 160))
+             (i32.store (i32.const 204) (i32.const 9))
+             (return (i32.const 96))"
+        }
+    };
+    let data = r#"(data (i32.const 160) "version-b")"#;
+    componentize(&plugin_wat("Flip", data, "", prepare, ""), "plugin")
+}
