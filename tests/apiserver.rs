@@ -1,14 +1,23 @@
-//! A fake Kubernetes API server for tests: core v1 `nodes`, `pods` and
-//! `namespaces`, cluster-wide, speaking the real list/watch protocol over
-//! HTTP/1.1 (std only: a `TcpListener` and a thread per connection), and
-//! scripted by the test.
+//! A fake Kubernetes API server for tests, speaking the real list/watch
+//! protocol and the writes a scheduler makes over HTTP/1.1 (std only: a
+//! `TcpListener` and a thread per connection, keep-alive as kube-rs pools
+//! them), and scripted by the test.
 //!
+//! - Kinds ([`Resource`]): core `v1` nodes, pods, namespaces and Events;
+//!   `policy/v1` PodDisruptionBudgets; `scheduling.k8s.io/v1`
+//!   PriorityClasses; Volcano's `scheduling.volcano.sh/v1beta1` PodGroups
+//!   and Queues; `coordination.k8s.io/v1` Leases; `events.k8s.io/v1`
+//!   Events. Paths as on a real server: `/api/v1/...` for core,
+//!   `/apis/{group}/{version}/...` otherwise, `namespaces/{ns}/` before the
+//!   plural of a namespaced kind (omitted to list or watch across
+//!   namespaces).
 //! - Objects carry a global, monotonically increasing
 //!   `metadata.resourceVersion`; [`FakeApiServer::add`],
 //!   [`FakeApiServer::modify`], [`FakeApiServer::update`] and
-//!   [`FakeApiServer::delete`] bump it, keep the change in a history, and
-//!   push it to every open watch of that resource.
-//! - Lists (`GET /api/v1/<resource>`) answer with `Content-Length`, honour
+//!   [`FakeApiServer::delete`], and every write a client makes, bump it,
+//!   keep the change in a history, and push it to every open watch of that
+//!   resource.
+//! - Lists (`GET` of a collection) answer with `Content-Length`, honour
 //!   `fieldSelector` (`field=value`, `field==value`, `field!=value`, comma
 //!   separated: what `status.phase!=Succeeded,status.phase!=Failed` needs)
 //!   and `limit`/`continue` paging: a continued list is served from the
@@ -27,19 +36,53 @@
 //! - Bookmarks (`allowWatchBookmarks=true`) are sent on
 //!   [`FakeApiServer::bookmark_all`] and every
 //!   [`FakeApiServer::set_bookmark_interval`].
+//! - Writes, with the answers a real API server gives (the Status reasons
+//!   and messages a client matches on: `NotFound`, `AlreadyExists`,
+//!   `Conflict`, `Invalid`):
+//!   - `GET` of one object; `POST` to a collection creates (201; a name
+//!     generated from `generateName`; 409 if present);
+//!   - `PUT` replaces, under the resourceVersion and uid the body carries
+//!     (409 when stale; Leases and the Volcano CRDs, which take no
+//!     unconditional update, 422 without one);
+//!   - `PATCH` as JSON merge patch, or strategic merge patch where it
+//!     differs for a scheduler: `status.conditions` merged by `type`
+//!     (`$setElementOrder` and other directives ignored);
+//!   - the `status` subresource (`PUT`, `PATCH`) of the kinds that have one
+//!     changes only the status, and writes to the object leave the status
+//!     alone, so a client writing to the wrong one sees it fail to stick;
+//!   - `DELETE`, with the DeleteOptions' preconditions; pods may go
+//!     gracefully ([`FakeApiServer::set_graceful_deletes`]): first a
+//!     `deletionTimestamp`, the pod removed later without further
+//!     requests, as the kubelet would;
+//!   - `POST pods/{name}/binding`, checked as `BindingREST.Create` checks
+//!     it (pod missing, being deleted, already bound, scheduling gates, a
+//!     stale uid), which sets `spec.nodeName`, the annotations and
+//!     `PodScheduled=True`, and answers 201 with a Success Status.
+//!
+//!   Anything else answers 404 or 405 with a Status naming what the fake
+//!   serves, so a client asking for more fails loudly.
 //! - Faults: [`FakeApiServer::expire_watches`] (410 on every open watch),
 //!   [`FakeApiServer::end_watches`] (a normal end, as at `timeoutSeconds`),
 //!   [`FakeApiServer::drop_connections`] (every connection closed
 //!   mid-stream, without the terminating chunk),
 //!   [`FakeApiServer::set_down`] (connections are closed as soon as they
-//!   are accepted, open ones are dropped), [`FakeApiServer::set_failing`]
-//!   (requests answered with an error Status),
+//!   are accepted, open ones are dropped, writes waiting unanswered and
+//!   not applied), [`FakeApiServer::set_failing`] (requests of a kind,
+//!   reads and writes, answered with an error Status),
 //!   [`FakeApiServer::set_watches_gone`] (every watch answered with 410,
-//!   as an ERROR event or as the HTTP status), and black holes that never
+//!   as an ERROR event or as the HTTP status), black holes that never
 //!   answer and never close: [`FakeApiServer::set_hang_lists`] (lists) and
-//!   [`FakeApiServer::set_silent_watches`] (watches, open ones too).
-//! - Every request is logged ([`FakeApiServer::requests`]), and every
-//!   event written to a watch ([`FakeApiServer::sent`]).
+//!   [`FakeApiServer::set_silent_watches`] (watches, open ones too); and
+//!   for writes [`FakeApiServer::fail_binds`] (bindings answered with an
+//!   error), [`FakeApiServer::set_lease_conflicts`] (a rival renewed the
+//!   Lease first) and [`FakeApiServer::set_write_latency`] (slow writes,
+//!   while reads go on).
+//! - Every request is logged ([`FakeApiServer::requests`]: method, path,
+//!   body, status), and every event written to a watch
+//!   ([`FakeApiServer::sent`]); what a scheduler wrote is also kept by
+//!   kind: [`FakeApiServer::bindings`], [`FakeApiServer::status_patches`],
+//!   [`FakeApiServer::deletes`], [`FakeApiServer::events`] and
+//!   [`FakeApiServer::lease`].
 
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
@@ -1145,8 +1188,9 @@ impl FakeApiServer {
         }
     }
 
-    /// Answers requests for `resource` (None: every request) with `code`
-    /// and a Status body, or (None) normally again.
+    /// Answers requests for `resource` (None: every request), reads and
+    /// writes (a pod's binding, status and deletion too), with `code` and
+    /// a Status body, or (None) normally again.
     pub fn set_failing(&self, resource: Option<&str>, code: Option<u16>) {
         let r = resource.map(Resource::of);
         let mut st = self.lock();
@@ -2831,6 +2875,90 @@ mod tests {
             }
             true
         }
+    }
+
+    #[test]
+    fn routes() {
+        let r = |p: &str| {
+            route(p).map(|r| {
+                format!(
+                    "{:?} {} {} {}",
+                    r.resource,
+                    r.namespace.unwrap_or_default(),
+                    r.name.unwrap_or_default(),
+                    r.sub.unwrap_or_default()
+                )
+            })
+        };
+        assert_eq!(r("/api/v1/nodes").as_deref(), Some("Nodes   "));
+        assert_eq!(r("/api/v1/namespaces/x").as_deref(), Some("Namespaces  x "));
+        assert_eq!(
+            r("/api/v1/namespaces/ns/pods/p/binding").as_deref(),
+            Some("Pods ns p binding")
+        );
+        assert_eq!(
+            r("/apis/policy/v1/poddisruptionbudgets").as_deref(),
+            Some("PodDisruptionBudgets   ")
+        );
+        assert_eq!(
+            r("/apis/scheduling.volcano.sh/v1beta1/queues/q/status").as_deref(),
+            Some("Queues  q status")
+        );
+        assert_eq!(
+            r("/apis/events.k8s.io/v1/namespaces/ns/events").as_deref(),
+            Some("Events ns  ")
+        );
+        assert_eq!(
+            r("/api/v1/namespaces/ns/events/e").as_deref(),
+            Some("CoreEvents ns e ")
+        );
+        assert_eq!(r("/api/v1/pods/p"), None, "a pod needs its namespace");
+        assert_eq!(r("/apis/policy/v1beta1/poddisruptionbudgets"), None);
+        assert_eq!(r("/api/v1/namespaces/ns/pods/p/status/x"), None);
+        assert_eq!(Resource::parse("events"), Some(Resource::Events));
+        assert_eq!(Resource::parse("v1/Event"), Some(Resource::CoreEvents));
+        assert_eq!(
+            Resource::parse("leases.coordination.k8s.io"),
+            Some(Resource::Leases)
+        );
+    }
+
+    #[test]
+    fn patches() {
+        let mut obj = json!({"a": {"b": 1, "c": [1, 2]}, "status": {"conditions": [
+            {"type": "A", "status": "False", "reason": "r"}, {"type": "B", "status": "True"}]}});
+        let mut merged = obj.clone();
+        merge_patch(&mut merged, &json!({"a": {"b": null, "c": [3]}, "d": "x"}));
+        assert_eq!(merged["a"], json!({"c": [3]}));
+        assert_eq!(merged["d"], "x");
+        strategic_merge(
+            &mut obj,
+            &json!({"a": {"c": [3]}, "status": {
+                "$setElementOrder/conditions": [{"type": "A"}, {"type": "B"}, {"type": "C"}],
+                "conditions": [{"type": "A", "status": "True", "reason": null},
+                               {"type": "B", "$patch": "delete"},
+                               {"type": "C", "status": "True"}]}}),
+            &mut Vec::new(),
+        );
+        assert_eq!(
+            obj["a"]["c"],
+            json!([3]),
+            "lists without a merge key are replaced"
+        );
+        assert_eq!(
+            obj["status"]["conditions"],
+            json!([{"type": "A", "status": "True"}, {"type": "C", "status": "True"}])
+        );
+    }
+
+    #[test]
+    fn timestamps() {
+        let at = |s: u64| rfc3339(UNIX_EPOCH + Duration::from_secs(s));
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_735_689_599), "2024-12-31T23:59:59Z");
+        assert_eq!(suffix(0), "bbbbb");
+        assert_ne!(suffix(1), suffix(2));
     }
 
     #[test]
