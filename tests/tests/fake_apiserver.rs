@@ -772,7 +772,8 @@ fn pods_are_created_and_writes_are_logged_slowed_and_refused() {
     );
 
     // Slow writes hold up their own connection only.
-    api.set_write_latency(Duration::from_millis(200));
+    let latency = Duration::from_millis(400);
+    api.set_write_latency(latency);
     let start = Instant::now();
     c.send(
         "POST",
@@ -782,9 +783,9 @@ fn pods_are_created_and_writes_are_logged_slowed_and_refused() {
                                                        "target": {"name": "n1"}})),
     );
     assert_eq!(get(&api, "/api/v1/nodes").0, 200);
-    assert!(start.elapsed() < Duration::from_millis(200));
+    assert!(start.elapsed() < latency, "a read waited for a write");
     assert_eq!(c.response().unwrap().0, 201);
-    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert!(start.elapsed() >= latency);
 
     // Down: a write waiting is not answered, its connection closes, and
     // it is not applied, even once the server is up again.
@@ -794,7 +795,7 @@ fn pods_are_created_and_writes_are_logged_slowed_and_refused() {
     api.set_down(true);
     assert!(c.response().is_none());
     api.set_down(false);
-    std::thread::sleep(Duration::from_millis(300).saturating_sub(start.elapsed()));
+    std::thread::sleep((latency + Duration::from_millis(100)).saturating_sub(start.elapsed()));
     api.set_write_latency(Duration::ZERO);
     assert!(api.get("Pod", "ns", "p").is_some());
     assert!(api.deletes().is_empty());
