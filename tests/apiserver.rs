@@ -487,6 +487,8 @@ struct State {
     /// Counts generated names.
     generated: u64,
     write_latency: Duration,
+    /// Writes as they arrive (method, path), before any latency.
+    writes_started: Vec<(String, String)>,
     graceful_deletes: Option<Duration>,
     /// Binding POSTs still to fail, and with what.
     fail_binds: (usize, u16),
@@ -1273,6 +1275,13 @@ impl FakeApiServer {
     /// thread before it is handled (other requests are served meanwhile).
     /// A write whose wait ends while the server is down is not answered:
     /// its connection closes.
+    /// Every write as it arrived (method, path), answered or not: a write
+    /// in flight under [`FakeApiServer::set_write_latency`] shows here
+    /// before [`FakeApiServer::requests`] has it.
+    pub fn writes_started(&self) -> Vec<(String, String)> {
+        self.lock().writes_started.clone()
+    }
+
     pub fn set_write_latency(&self, d: Duration) {
         self.lock().write_latency = d;
     }
@@ -1650,7 +1659,11 @@ fn handle(shared: &Arc<Shared>, req: Request, out: &mut TcpStream) -> bool {
     };
     if is_write(&req.method) {
         // Slow writes: the connection waits, the server does not.
-        let latency = shared.lock().write_latency;
+        let latency = {
+            let mut st = shared.lock();
+            st.writes_started.push((req.method.clone(), path.clone()));
+            st.write_latency
+        };
         if !latency.is_zero() {
             let drops = shared.drops.load(Ordering::SeqCst);
             std::thread::sleep(latency);

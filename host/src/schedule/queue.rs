@@ -84,6 +84,8 @@ enum Pool {
     Backoff,
     Unschedulable,
     Gated,
+    /// Held by [`Queue::hold`]: its own updates do not release it.
+    Held,
 }
 
 #[derive(Default)]
@@ -93,6 +95,7 @@ pub struct Queue {
     backoff: BTreeMap<(u64, String), QueuedPod>,
     unschedulable: HashMap<String, QueuedPod>,
     gated: HashMap<String, QueuedPod>,
+    held: HashMap<String, QueuedPod>,
     pools: HashMap<String, Pool>,
     /// Pops so far.
     cycle: u64,
@@ -141,6 +144,11 @@ impl Queue {
                     self.put(Pool::Gated, entry);
                 } else {
                     self.put(Pool::Active, entry);
+                }
+            }
+            Some(Pool::Held) => {
+                if let Some(entry) = self.held.get_mut(&name) {
+                    entry.pod = pod;
                 }
             }
             Some(_) => {
@@ -200,12 +208,12 @@ impl Queue {
         entry.failed_at = now;
         entry.attempts += 1;
         entry.key = entry.key.requeued(now);
-        self.put(Pool::Gated, entry);
+        self.put(Pool::Held, entry);
     }
 
     /// A held pod goes back to activeQ.
     pub fn release(&mut self, key: &str, now: u64) {
-        if self.pools.get(key) == Some(&Pool::Gated)
+        if self.pools.get(key) == Some(&Pool::Held)
             && let Some(mut entry) = self.take(key)
         {
             if gated(&entry.pod) {
@@ -286,7 +294,7 @@ impl Queue {
             active: self.active.len(),
             backoff: self.backoff.len(),
             unschedulable: self.unschedulable.len(),
-            gated: self.gated.len(),
+            gated: self.gated.len() + self.held.len(),
         }
     }
 
@@ -315,6 +323,9 @@ impl Queue {
             Pool::Gated => {
                 self.gated.insert(key, entry);
             }
+            Pool::Held => {
+                self.held.insert(key, entry);
+            }
         }
     }
 
@@ -330,6 +341,7 @@ impl Queue {
             }
             Pool::Unschedulable => self.unschedulable.remove(key),
             Pool::Gated => self.gated.remove(key),
+            Pool::Held => self.held.remove(key),
         }
     }
 }
@@ -444,6 +456,22 @@ mod tests {
         q.add_or_update(pod("g", false), key, 5);
         assert_eq!(q.pop().unwrap().key.key(), "ns/g");
         assert!(!q.contains("ns/g"));
+    }
+
+    #[test]
+    fn a_held_pod_stays_out_of_activeq_through_its_own_updates_until_released() {
+        let mut q = Queue::new();
+        add(&mut q, "p", 0, 0);
+        let e = q.pop().unwrap();
+        q.hold(e, 10);
+        let key = QueueKey::new(0, 20, String::new(), "ns/p".into());
+        q.add_or_update(pod("p", false), key, 20);
+        q.move_all(30);
+        q.flush(u64::MAX / 2);
+        assert!(q.pop().is_none(), "held through an update, a move and a flush");
+        assert_eq!(q.pending().gated, 1);
+        q.release("ns/p", 40);
+        assert_eq!(q.pop().unwrap().key.key(), "ns/p");
     }
 
     #[test]
