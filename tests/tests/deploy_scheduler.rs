@@ -1362,16 +1362,17 @@ fn probes_are_sift_schedule_routes_and_readiness_waits_for_the_api_server() {
 /// the example pod pending, the binding and whatever follows it.
 #[test]
 fn what_sift_schedule_asks_of_the_api_server_is_granted() {
-    // With the Deployment's election: the fake serves no Leases, so sift
-    // stays a standby that keeps asking for its Lease.
+    // With the Deployment's election: sift reads its Lease, creates it,
+    // leads, and renews it.
     let dir = sift_tests::temp_dir("deploy-scheduler-rbac-lease");
     let (api, kubeconfig) = fake_api_server(&dir);
-    let standby = Scheduler::start(&dir, &kubeconfig, None);
+    let elected = Scheduler::start(&dir, &kubeconfig, None);
     let lease = |a: &Attributes| a.group == "coordination.k8s.io" && a.resource == "leases";
-    standby.wait_for("a Lease read and a Lease create", || {
+    elected.wait_for("a Lease read, created and renewed", || {
         let seen = requests_are_granted(&api);
         seen.iter().any(|a| lease(a) && a.verb == "get")
             && seen.iter().any(|a| lease(a) && a.verb == "create")
+            && seen.iter().any(|a| lease(a) && a.verb == "update")
     });
     let seen = requests_are_granted(&api);
     for a in seen.iter().filter(|a| lease(a)) {
@@ -1386,13 +1387,12 @@ fn what_sift_schedule_asks_of_the_api_server_is_granted() {
             );
         }
     }
-    assert_eq!(standby.get("/readyz").1.trim(), "standby");
-    drop(standby);
+    assert_eq!(elected.get("/readyz").1.trim(), "leader");
+    drop(elected);
 
-    // As the leader (election off: the fake has no Leases), with the
-    // example pod pending: sift takes it (its schedulerName is the
-    // config's) and binds it. The fake answers every write 404, as the
-    // API server answers for a pod deleted meanwhile.
+    // As the leader (election off, for a quick start), with the example
+    // pod pending: sift takes it (its schedulerName is the config's) and
+    // binds it.
     let dir = sift_tests::temp_dir("deploy-scheduler-rbac-bind");
     let (api, kubeconfig) = fake_api_server(&dir);
     let mut pod = example_pod();
@@ -1414,10 +1414,9 @@ fn what_sift_schedule_asks_of_the_api_server_is_granted() {
     assert_eq!(leader.get("/readyz").1.trim(), "leader");
 
     // A pod that fits only if a lower-priority one goes: sift preempts
-    // (the victim's DisruptionTarget condition; the fake's 404 reads as a
-    // victim already gone, so no delete follows) and reports the pod
-    // unschedulable for now (its PodScheduled condition and nomination,
-    // and events).
+    // (the victim's DisruptionTarget condition, then its delete) and
+    // reports the pod unschedulable for now (its PodScheduled condition
+    // and nomination, and events).
     let cpu_pod = |name: &str, scheduler: &str, priority: i32, cpu: &str| {
         json!({"kind": "Pod", "metadata": {"name": name, "namespace": "default"},
             "spec": {"schedulerName": scheduler, "priority": priority,
@@ -1431,6 +1430,7 @@ fn what_sift_schedule_asks_of_the_api_server_is_granted() {
     api.add(cpu_pod("preemptor", "sift", 1000, "1"));
     leader.wait_for("the preemption's writes", || {
         wrote("pods/status", "patch", "victim")
+            && wrote("pods", "delete", "victim")
             && wrote("pods/status", "patch", "preemptor")
             && requests_are_granted(&api)
                 .iter()

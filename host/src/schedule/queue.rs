@@ -112,6 +112,17 @@ pub struct Pending {
     pub gated: usize,
 }
 
+/// Whether an update changed what scheduling reads: the spec, labels or
+/// annotations (not the status, nor the resourceVersion).
+fn scheduling_changed(old: Option<&QueuedPod>, new: &k8s::Pod) -> bool {
+    let Some(old) = old.map(|e| &e.pod) else {
+        return true;
+    };
+    old.spec != new.spec
+        || old.metadata.labels != new.metadata.labels
+        || old.metadata.annotations != new.metadata.annotations
+}
+
 fn gated(pod: &k8s::Pod) -> bool {
     pod.spec
         .as_ref()
@@ -148,6 +159,14 @@ impl Queue {
             }
             Some(Pool::Held) => {
                 if let Some(entry) = self.held.get_mut(&name) {
+                    entry.pod = pod;
+                }
+            }
+            Some(pool) if !scheduling_changed(self.get(pool, &name), &pod) => {
+                // Only its status changed (our own condition patch, say):
+                // nothing that can make it schedulable (upstream's
+                // `isPodUpdated` ignores status).
+                if let Some(entry) = self.get_mut(pool, &name) {
                     entry.pod = pod;
                 }
             }
@@ -295,6 +314,26 @@ impl Queue {
             backoff: self.backoff.len(),
             unschedulable: self.unschedulable.len(),
             gated: self.gated.len() + self.held.len(),
+        }
+    }
+
+    fn get(&self, pool: Pool, key: &str) -> Option<&QueuedPod> {
+        match pool {
+            Pool::Active => self.active.values().find(|e| e.key.key() == key),
+            Pool::Backoff => self.backoff.values().find(|e| e.key.key() == key),
+            Pool::Unschedulable => self.unschedulable.get(key),
+            Pool::Gated => self.gated.get(key),
+            Pool::Held => self.held.get(key),
+        }
+    }
+
+    fn get_mut(&mut self, pool: Pool, key: &str) -> Option<&mut QueuedPod> {
+        match pool {
+            Pool::Active => self.active.values_mut().find(|e| e.key.key() == key),
+            Pool::Backoff => self.backoff.values_mut().find(|e| e.key.key() == key),
+            Pool::Unschedulable => self.unschedulable.get_mut(key),
+            Pool::Gated => self.gated.get_mut(key),
+            Pool::Held => self.held.get_mut(key),
         }
     }
 
@@ -468,10 +507,38 @@ mod tests {
         q.add_or_update(pod("p", false), key, 20);
         q.move_all(30);
         q.flush(u64::MAX / 2);
-        assert!(q.pop().is_none(), "held through an update, a move and a flush");
+        assert!(
+            q.pop().is_none(),
+            "held through an update, a move and a flush"
+        );
         assert_eq!(q.pending().gated, 1);
         q.release("ns/p", 40);
         assert_eq!(q.pop().unwrap().key.key(), "ns/p");
+    }
+
+    #[test]
+    fn a_status_only_update_leaves_an_unschedulable_pod_waiting() {
+        let mut q = Queue::new();
+        add(&mut q, "p", 0, 0);
+        let e = q.pop().unwrap();
+        q.failed(e, Failure::Unschedulable, 10);
+        let mut updated = pod("p", false);
+        updated.status = Some(k8s::PodStatus {
+            phase: Some("Pending".into()),
+            ..Default::default()
+        });
+        let key = QueueKey::new(0, 20, String::new(), "ns/p".into());
+        q.add_or_update(updated, key.clone(), 20_000);
+        assert_eq!(q.pending().unschedulable, 1);
+        assert!(q.pop().is_none());
+        let mut relabeled = pod("p", false);
+        relabeled.metadata.labels = Some([("a".to_string(), "b".to_string())].into());
+        q.add_or_update(relabeled, key, 20_000);
+        assert_eq!(
+            q.pop().unwrap().key.key(),
+            "ns/p",
+            "a label change retries it"
+        );
     }
 
     #[test]
