@@ -8,8 +8,9 @@
 //! server watch ([`informer`]), hot reload of plugins and configuration
 //! ([`reload`]) and Prometheus metrics ([`metrics`]).
 //!
-//! The top of the stack with `conformance`, `bench` and `cli`: it may import
-//! any lower layer, and nothing imports it but the CLI.
+//! A layer with `conformance`, `bench` and `authoring`: it may import any
+//! lower layer; `schedule` builds on its watch and hot reload, and the CLI
+//! calls it.
 
 pub mod admission;
 pub mod conn;
