@@ -789,3 +789,190 @@ fn flip(version: char) -> Vec<u8> {
     let data = r#"(data (i32.const 160) "version-b")"#;
     componentize(&plugin_wat("Flip", data, "", prepare, ""), "plugin")
 }
+
+/// A Volcano PodGroup of `min` members in the default queue.
+fn pod_group(name: &str, min: i32) -> Value {
+    json!({"kind": "PodGroup", "apiVersion": "scheduling.volcano.sh/v1beta1",
+           "metadata": {"name": name, "namespace": "default"},
+           "spec": {"minMember": min, "queue": "default"}})
+}
+
+/// A pending pod of Volcano's scheduler in `group`.
+fn gang_pod(name: &str, group: &str, cpu: &str) -> Value {
+    let mut p = pod(name, cpu, 0, Some("volcano"));
+    p["metadata"]["annotations"] = json!({"scheduling.k8s.io/group-name": group});
+    p
+}
+
+fn batch_sift(api: &FakeApiServer, dir: &Path, period: &str) -> Sift {
+    let config = dir.join("batch.yaml");
+    std::fs::write(&config, format!("batch:\n  schedulePeriod: {period}\n")).unwrap();
+    Sift::start(
+        api,
+        dir,
+        "sift-batch",
+        &[
+            "--mode",
+            "batch",
+            "--leader-elect=false",
+            "--plugins",
+            plugins_dir().to_str().unwrap(),
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    )
+}
+
+#[test]
+fn batch_mode_binds_a_gang_whole_or_not_at_all_and_writes_its_pod_group() {
+    let dir = temp_dir("schedule-gang");
+    let api = FakeApiServer::start();
+    for i in 0..7 {
+        api.add(node(&format!("n{i}"), "1"));
+    }
+    api.add(pod_group("train", 8));
+    for i in 0..8 {
+        api.add(gang_pod(&format!("train-{i}"), "train", "1"));
+    }
+    let s = batch_sift(&api, &dir, "2s");
+    // Room for 7 of 8: nothing binds; the PodGroup says why.
+    let group = || api.get("PodGroup", "default", "train").unwrap();
+    wait_for("the PodGroup's Unschedulable condition", &[&s], || {
+        group()["status"]["conditions"]
+            .as_array()
+            .is_some_and(|c| c.iter().any(|c| c["type"] == "Unschedulable"))
+    });
+    let g = group();
+    // Volcano's jobStatus: a job enqueued but not ready stays Inqueue.
+    assert!(
+        matches!(g["status"]["phase"].as_str(), Some("Pending" | "Inqueue")),
+        "{g}"
+    );
+    let c = &g["status"]["conditions"][0];
+    assert_eq!(c["reason"], "NotEnoughResources", "{c}");
+    assert!(
+        c["message"]
+            .as_str()
+            .unwrap()
+            .contains("tasks in gang unschedulable"),
+        "{c}"
+    );
+    assert_eq!(g["spec"]["minMember"], 8, "the spec is left as it was");
+    assert!(api.bindings().is_empty(), "{:?}", api.bindings());
+    wait_for("the PodGroup's event", &[&s], || {
+        api.events()
+            .iter()
+            .any(|e| e["reason"] == "Unschedulable" && e["regarding"]["kind"] == "PodGroup")
+    });
+    wait_for("the pods' conditions", &[&s], || {
+        (0..8).all(|i| condition(&api, &format!("train-{i}"), "PodScheduled").is_some())
+    });
+
+    // Room for all 8: one session binds them all.
+    api.add(node("n7", "1"));
+    wait_for("the gang bound", &[&s], || placements(&api).len() == 8);
+    let binds = binds_per_pod(&api);
+    assert_eq!(binds.len(), 8);
+    assert!(binds.values().all(|n| *n == 1));
+    let times: Vec<Instant> = api
+        .requests()
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with("/binding"))
+        .map(|r| r.at)
+        .collect();
+    let spread = *times.iter().max().unwrap() - *times.iter().min().unwrap();
+    assert!(
+        spread < Duration::from_secs(1),
+        "binds {spread:?} apart: more than one session (period 2s)"
+    );
+    assert_within_capacity(&api);
+    wait_for("the PodGroup Running with 8 running", &[&s], || {
+        let g = group();
+        g["status"]["phase"] == "Running" && g["status"]["running"] == 8
+    });
+    let g = group();
+    let types: Vec<&str> = g["status"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert!(types.contains(&"Scheduled"), "{g}");
+}
+
+#[test]
+fn in_batch_mode_too_the_simulator_predicts_the_scheduler() {
+    let dir = temp_dir("schedule-batch-predicts");
+    let api = FakeApiServer::start();
+    let mut objects = Vec::new();
+    for i in 0..12 {
+        let n = node(&format!("n{i:02}"), ["2", "4"][i % 2]);
+        api.add(n.clone());
+        objects.push(n);
+    }
+    for (g, (size, cpu)) in [(4, "1"), (6, "500m"), (3, "2"), (8, "1"), (5, "750m")]
+        .into_iter()
+        .enumerate()
+    {
+        let name = format!("job{g}");
+        let pg = pod_group(&name, size);
+        api.add(pg.clone());
+        objects.push(pg);
+        for t in 0..size {
+            let p = gang_pod(&format!("{name}-task-{t}"), &name, cpu);
+            api.add(p.clone());
+            objects.push(p);
+        }
+    }
+    for i in 0..6 {
+        let p = pod(&format!("solo-{i}"), "250m", 0, Some("volcano"));
+        api.add(p.clone());
+        objects.push(p);
+    }
+    let s = batch_sift(&api, &dir, "1s");
+    // Every session binds what it can; wait until two sessions in a row
+    // bind nothing new.
+    let mut last = usize::MAX;
+    wait_for("the placements to settle", &[&s], || {
+        std::thread::sleep(Duration::from_millis(2500));
+        let now = binds_per_pod(&api).len();
+        let settled = now == last && now > 0;
+        last = now;
+        settled
+    });
+    let live = placements(&api);
+    let cluster = dir.join("cluster.json");
+    std::fs::write(
+        &cluster,
+        json!({"kind": "List", "apiVersion": "v1", "items": objects}).to_string(),
+    )
+    .unwrap();
+    let out = dir.join("pods.jsonl");
+    let sim = Command::new(sift_bin())
+        .args(["simulate", "--mode", "batch", "--cluster"])
+        .arg(&cluster)
+        .arg("--plugins")
+        .arg(plugins_dir())
+        .arg("-c")
+        .arg(dir.join("batch.yaml"))
+        .arg("--pods-out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let simulated: BTreeMap<String, String> = std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|v| {
+            let name = v["pod"].as_str()?.split_once('/')?.1.to_string();
+            Some((name, v["node"].as_str()?.to_string()))
+        })
+        .collect();
+    assert_eq!(live, simulated);
+    assert!(live.len() > 10, "{live:?}");
+}

@@ -3,7 +3,7 @@
 
 use super::{PluginSource, load_config, plugins_dir, runtime};
 use crate::schedule::leader::Election;
-use crate::schedule::{Options, run};
+use crate::schedule::{LiveMode, Options, run};
 use crate::serve::informer::{Source, WatchOptions};
 use anyhow::{Result, anyhow};
 use std::net::SocketAddr;
@@ -37,6 +37,12 @@ pub struct ScheduleArgs {
     /// two scheduling cycles.
     #[arg(long = "plugins", value_name = "DIR")]
     pub plugins_dir: Option<PathBuf>,
+    /// scheduler: kube-scheduler's loop, a pod a cycle (pods of `sift`).
+    /// batch: Volcano's sessions every batch.schedulePeriod over jobs
+    /// (PodGroups, watched with Queues and PriorityClasses), gangs bound
+    /// whole or not at all (pods of `volcano`).
+    #[arg(long, value_enum, default_value = "scheduler")]
+    pub mode: ModeArg,
     /// Address of /healthz, /readyz, /metrics and /status (port 0 picks a
     /// free port; the address is printed as "listening on ADDR").
     #[arg(long, default_value = "127.0.0.1:10259")]
@@ -72,6 +78,12 @@ pub struct ScheduleArgs {
     /// The Lease's name (default: the scheduler's name).
     #[arg(long, value_name = "NAME")]
     pub leader_elect_resource_name: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum ModeArg {
+    Scheduler,
+    Batch,
 }
 
 fn parse_duration_arg(s: &str) -> Result<Duration, String> {
@@ -110,7 +122,11 @@ pub(super) fn schedule(a: ScheduleArgs) -> Result<ExitCode> {
             a.leader_elect_lease_duration
         ));
     }
-    let name = crate::schedule::run::scheduler_name(&config);
+    let mode = match a.mode {
+        ModeArg::Scheduler => LiveMode::Scheduler,
+        ModeArg::Batch => LiveMode::Batch,
+    };
+    let name = crate::schedule::run::scheduler_name(&config, mode);
     let election = a.leader_elect.then(|| Election {
         namespace: a
             .leader_elect_resource_namespace
@@ -135,6 +151,7 @@ pub(super) fn schedule(a: ScheduleArgs) -> Result<ExitCode> {
         (None, _) => Source::InCluster,
     };
     let options = Options {
+        mode,
         source,
         config: a
             .config

@@ -22,6 +22,45 @@ pub const TASK_PRIORITY_ANNOTATION: &str = "volcano.sh/task-priority";
 /// The queue jobs go to when they name none (Volcano creates it).
 pub const DEFAULT_QUEUE: &str = "default";
 
+/// `scheduling.volcano.sh/v1beta1`: the group and version both CRDs are
+/// served at, for the API server watch (kube-rs reads a kind's path from
+/// its `Resource`).
+macro_rules! volcano_resource {
+    ($t:ty, $kind:literal, $plural:literal, $scope:ty) => {
+        impl kube::Resource for $t {
+            type DynamicType = ();
+            type Scope = $scope;
+
+            fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+                $kind.into()
+            }
+            fn group(_: &()) -> std::borrow::Cow<'_, str> {
+                "scheduling.volcano.sh".into()
+            }
+            fn version(_: &()) -> std::borrow::Cow<'_, str> {
+                "v1beta1".into()
+            }
+            fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+                $plural.into()
+            }
+            fn meta(&self) -> &ObjectMeta {
+                &self.metadata
+            }
+            fn meta_mut(&mut self) -> &mut ObjectMeta {
+                &mut self.metadata
+            }
+        }
+    };
+}
+
+volcano_resource!(
+    PodGroup,
+    "PodGroup",
+    "podgroups",
+    k8s_openapi::NamespaceResourceScope
+);
+volcano_resource!(Queue, "Queue", "queues", k8s_openapi::ClusterResourceScope);
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PodGroup {

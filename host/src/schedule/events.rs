@@ -30,6 +30,8 @@ const MAX_QUEUED: usize = 1000;
 /// The object an event is about.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Regarding {
+    api_version: &'static str,
+    kind: &'static str,
     namespace: String,
     name: String,
     uid: String,
@@ -38,6 +40,8 @@ pub struct Regarding {
 impl Regarding {
     pub fn of(pod: &k8s::Pod) -> Regarding {
         Regarding {
+            api_version: "v1",
+            kind: "Pod",
             namespace: pod
                 .metadata
                 .namespace
@@ -50,6 +54,20 @@ impl Regarding {
 
     pub fn key(namespace: &str, name: &str) -> Regarding {
         Regarding {
+            api_version: "v1",
+            kind: "Pod",
+            namespace: namespace.into(),
+            name: name.into(),
+            uid: String::new(),
+        }
+    }
+
+    /// A Volcano PodGroup, by namespace/name.
+    pub fn pod_group(key: &str) -> Regarding {
+        let (namespace, name) = key.split_once('/').unwrap_or(("default", key));
+        Regarding {
+            api_version: "scheduling.volcano.sh/v1beta1",
+            kind: "PodGroup",
             namespace: namespace.into(),
             name: name.into(),
             uid: String::new(),
@@ -57,7 +75,7 @@ impl Regarding {
     }
 
     fn json(&self) -> Value {
-        let mut v = json!({"apiVersion": "v1", "kind": "Pod",
+        let mut v = json!({"apiVersion": self.api_version, "kind": self.kind,
                            "namespace": self.namespace, "name": self.name});
         if !self.uid.is_empty() {
             v["uid"] = json!(self.uid);

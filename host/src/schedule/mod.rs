@@ -7,12 +7,13 @@
 //! [`run`] wires the parts: the API server watch and hot-loaded plugins
 //! of `sift serve` ([`crate::serve::informer`], [`crate::serve::reload`]),
 //! the loop ([`scheduler`]) with its [`queue`], its [`input`] channel and
-//! its API [`writer`] (with [`events`]), [`leader`] election, [`metrics`]
-//! and the health routes ([`http`]).
+//! its API [`writer`] (with [`events`]), or Volcano's sessions ([`batch`]),
+//! [`leader`] election, [`metrics`] and the health routes ([`http`]).
 //!
 //! A layer above `serve`, whose watch and reload it builds on; only the
 //! CLI imports it.
 
+pub mod batch;
 pub mod events;
 pub mod http;
 pub mod input;
@@ -23,4 +24,4 @@ pub mod run;
 pub mod scheduler;
 pub mod writer;
 
-pub use run::{Options, run};
+pub use run::{LiveMode, Options, run};

@@ -1,6 +1,7 @@
 //! Starts `sift schedule`'s parts in the order they depend on each
 //! other, and stops them on SIGTERM or SIGINT.
 
+use super::batch::BatchLoop;
 use super::http::{Health, router};
 use super::input::Input;
 use super::leader::{self, Election};
@@ -26,8 +27,20 @@ use std::time::Duration;
 
 /// The scheduler's name when the configuration names none.
 pub const DEFAULT_NAME: &str = "sift";
+/// Batch mode's, as Volcano's `--scheduler-name` default.
+pub const DEFAULT_BATCH_NAME: &str = "volcano";
+
+/// Which scheduler runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LiveMode {
+    /// kube-scheduler's loop, one pod a cycle.
+    Scheduler,
+    /// Volcano's sessions over jobs and queues.
+    Batch,
+}
 
 pub struct Options {
+    pub mode: LiveMode,
     pub source: Source,
     pub config: Option<PathBuf>,
     pub listen: SocketAddr,
@@ -53,12 +66,17 @@ impl Sink for ChannelSink {
     }
 }
 
-/// The name pods opt in with: the configuration's, else `sift`.
-pub fn scheduler_name(config: &Config) -> String {
+/// The name pods opt in with: the configuration's, else `sift` (batch
+/// mode: `volcano`).
+pub fn scheduler_name(config: &Config, mode: LiveMode) -> String {
+    let default = match mode {
+        LiveMode::Scheduler => DEFAULT_NAME,
+        LiveMode::Batch => DEFAULT_BATCH_NAME,
+    };
     let name = config
         .scheduler_name
         .clone()
-        .unwrap_or_else(|| DEFAULT_NAME.to_string());
+        .unwrap_or_else(|| default.to_string());
     if name == crate::input::kube::DEFAULT_SCHEDULER_NAME {
         tracing::warn!(
             "schedulerName is default-scheduler: sift schedules every pod that names no \
@@ -71,7 +89,7 @@ pub fn scheduler_name(config: &Config) -> String {
 /// Runs the scheduler until SIGTERM or SIGINT.
 pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf) -> Result<()> {
     informer::check(&options.source)?;
-    let name = scheduler_name(&config);
+    let name = scheduler_name(&config, options.mode);
     let watch_metrics = Arc::new(WatchMetrics::new());
     let metrics = Arc::new(Metrics::new(&name));
     let reloader = Reloader::start(
@@ -110,17 +128,22 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
         tx: tx.clone(),
         node_objects: node_objects.clone(),
     });
-    let informer = rt.block_on(informer::start(
+    let extra: &[informer::Kind] = match options.mode {
+        LiveMode::Scheduler => &[],
+        LiveMode::Batch => &informer::Kind::BATCH,
+    };
+    let informer = rt.block_on(informer::start_watching(
         &options.source,
         watch_options,
         sink,
         watch_metrics.clone(),
+        extra,
     ))?;
     tracing::info!(scheduler = %name, %server, "sift schedule: watching the API server");
 
     let synced = informer.clone();
     let build_error = Arc::new(std::sync::Mutex::new(None));
-    let scheduling = Loop::new(Parts {
+    let parts = Parts {
         profile: profile.clone(),
         scheduler_name: name.clone(),
         writer,
@@ -130,11 +153,35 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
         synced: Box::new(move || synced.synced()),
         node_objects,
         build_error: build_error.clone(),
-    });
-    let loop_thread = std::thread::Builder::new()
-        .name("sift-schedule".into())
-        .spawn(move || scheduling.run())
-        .context("cannot start the scheduling thread")?;
+    };
+    let loop_thread = match options.mode {
+        LiveMode::Scheduler => {
+            let scheduling = Loop::new(parts);
+            std::thread::Builder::new()
+                .name("sift-schedule".into())
+                .spawn(move || scheduling.run())
+        }
+        LiveMode::Batch => {
+            // The session loop's report tracker stays on its thread.
+            let (started, start_result) = mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name("sift-sessions".into())
+                .spawn(move || match BatchLoop::new(parts) {
+                    Ok(sessions) => {
+                        let _ = started.send(Ok(()));
+                        sessions.run();
+                    }
+                    Err(e) => {
+                        let _ = started.send(Err(e));
+                    }
+                });
+            if let Ok(Err(e)) = start_result.recv() {
+                return Err(e);
+            }
+            thread
+        }
+    }
+    .context("cannot start the scheduling thread")?;
 
     // Plugin and config changes swap the profile; the loop rebuilds its
     // scheduler between two cycles.

@@ -252,7 +252,7 @@ impl Loop {
             ClusterEvent::UpsertPod(pod) => self.upsert_pod(*pod, now),
             ClusterEvent::DeletePod(pod) => self.delete_pod(&kube::pod_key(&pod), now),
             ClusterEvent::DeletePodKey(key) => self.delete_pod(&key, now),
-            ClusterEvent::Bookmark => {}
+            ClusterEvent::Bookmark | ClusterEvent::Batch(_) => {}
         }
     }
 

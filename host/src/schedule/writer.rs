@@ -16,6 +16,7 @@ use super::events::{Recorder, Regarding};
 use super::input::{BindOutcome, Input};
 use super::metrics::Metrics;
 use crate::input::kube as model;
+use crate::input::volcano::PodGroup;
 use k8s_openapi::api::core::v1 as k8s;
 use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
@@ -244,6 +245,62 @@ impl Writer {
                         preemptor: preemptor_key,
                     });
                 }
+            }
+        });
+    }
+}
+
+impl Writer {
+    /// Writes a PodGroup's status as Volcano's job updater does after a
+    /// session, and its event: Warning `Unschedulable` while the job
+    /// waits, Normal `Scheduled` once it runs. Volcano PUTs the whole
+    /// PodGroup (its CRD has no status subresource); sift sends a merge
+    /// patch of `status`, which cannot drop the fields it does not model.
+    pub fn pod_group_status(&self, key: &str, status: Value, event: Option<(bool, String)>) {
+        let Some((namespace, name)) = key.split_once('/') else {
+            return;
+        };
+        let api: kube::Api<PodGroup> = kube::Api::namespaced(self.client.clone(), namespace);
+        let name = name.to_string();
+        let permits = self.writes.clone();
+        let events = self.events.clone();
+        let key = key.to_string();
+        self.runtime.spawn(async move {
+            let Ok(_permit) = permits.acquire_owned().await else {
+                return;
+            };
+            let patch = json!({ "status": status });
+            let written = with_retries(|| {
+                let (api, name, patch) = (api.clone(), name.clone(), patch.clone());
+                async move {
+                    api.patch(&name, &PatchParams::default(), &Patch::Merge(patch))
+                        .await
+                        .map(|_| ())
+                }
+            })
+            .await;
+            match written {
+                Ok(()) => {
+                    if let Some((waiting, note)) = event {
+                        let (kind, reason) = if waiting {
+                            ("Warning", "Unschedulable")
+                        } else {
+                            ("Normal", "Scheduled")
+                        };
+                        Recorder::record(
+                            &events,
+                            Regarding::pod_group(&key),
+                            kind,
+                            reason,
+                            "Scheduling",
+                            note,
+                        );
+                    }
+                }
+                Err(e) => tracing::warn!(
+                    "cannot write the status of PodGroup {key}: {}",
+                    error_text(&e)
+                ),
             }
         });
     }

@@ -30,11 +30,13 @@
 //!   never trips it.
 
 use super::metrics::{KindLabel, Metrics};
-use super::requests::ClusterEvent;
+use super::requests::{BatchEvent, ClusterEvent};
 use crate::input::kube as model;
+use crate::input::volcano::{PodGroup, Queue};
 use anyhow::{Context, Result, anyhow};
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::utils::Backoff;
 use kube::runtime::watcher::Config as WatchConfig;
 use kube::runtime::watcher::{self, Event};
@@ -94,22 +96,40 @@ pub trait Sink: Send + Sync + 'static {
     fn apply(&self, events: Vec<ClusterEvent>);
 }
 
-/// The kinds sift watches, in the order `/status` lists them.
+/// The kinds sift can watch, in the order `/status` lists them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
+pub enum Kind {
     Node,
     Pod,
     Namespace,
+    /// What Volcano's batch mode reads besides those.
+    PriorityClass,
+    PodGroup,
+    Queue,
 }
 
 impl Kind {
-    const ALL: [Kind; 3] = [Kind::Node, Kind::Pod, Kind::Namespace];
+    const EVERY: [Kind; 6] = [
+        Kind::Node,
+        Kind::Pod,
+        Kind::Namespace,
+        Kind::PriorityClass,
+        Kind::PodGroup,
+        Kind::Queue,
+    ];
+    /// What every watch reads.
+    pub const CORE: [Kind; 3] = [Kind::Node, Kind::Pod, Kind::Namespace];
+    /// What batch mode reads too.
+    pub const BATCH: [Kind; 3] = [Kind::PriorityClass, Kind::PodGroup, Kind::Queue];
 
     fn name(self) -> &'static str {
         match self {
             Kind::Node => "Node",
             Kind::Pod => "Pod",
             Kind::Namespace => "Namespace",
+            Kind::PriorityClass => "PriorityClass",
+            Kind::PodGroup => "PodGroup",
+            Kind::Queue => "Queue",
         }
     }
 
@@ -119,6 +139,9 @@ impl Kind {
             Kind::Node => "nodes",
             Kind::Pod => "pods",
             Kind::Namespace => "namespaces",
+            Kind::PriorityClass => "priorityclasses",
+            Kind::PodGroup => "podgroups",
+            Kind::Queue => "queues",
         }
     }
 }
@@ -184,7 +207,9 @@ fn rfc3339(t: SystemTime) -> String {
 pub struct Informer {
     server: String,
     source: String,
-    kinds: [Mutex<KindHealth>; 3],
+    kinds: [Mutex<KindHealth>; 6],
+    /// The kinds this informer watches.
+    watched: Vec<Kind>,
     metrics: Arc<Metrics>,
 }
 
@@ -197,12 +222,13 @@ impl Informer {
 
     /// Whether every kind's first list is in.
     pub fn synced(&self) -> bool {
-        Kind::ALL.iter().all(|k| self.kind(*k).synced)
+        self.watched.iter().all(|k| self.kind(*k).synced)
     }
 
     /// Why sift is not ready yet, or `None` once every first list is in.
     pub fn waiting_for(&self) -> Option<String> {
-        let waiting: Vec<&str> = Kind::ALL
+        let waiting: Vec<&str> = self
+            .watched
             .iter()
             .filter(|k| !self.kind(**k).synced)
             .map(|k| k.plural())
@@ -210,7 +236,8 @@ impl Informer {
         if waiting.is_empty() {
             return None;
         }
-        let errors: Vec<String> = Kind::ALL
+        let errors: Vec<String> = self
+            .watched
             .iter()
             .filter_map(|k| {
                 let h = self.kind(*k);
@@ -231,7 +258,8 @@ impl Informer {
     /// Once synced: the kinds whose watch is failing, with their last
     /// error; sift serves its last state meanwhile.
     pub fn degraded(&self) -> Option<String> {
-        let failing: Vec<String> = Kind::ALL
+        let failing: Vec<String> = self
+            .watched
             .iter()
             .filter_map(|k| {
                 let h = self.kind(*k);
@@ -250,10 +278,10 @@ impl Informer {
             "server": self.server,
             "source": self.source,
             "synced": self.synced(),
-            "healthy": Kind::ALL.iter().all(|k| self.kind(*k).healthy()),
+            "healthy": self.watched.iter().all(|k| self.kind(*k).healthy()),
         });
-        for k in Kind::ALL {
-            v[k.plural()] = self.kind(k).json();
+        for k in &self.watched {
+            v[k.plural()] = self.kind(*k).json();
         }
         v
     }
@@ -423,58 +451,105 @@ pub async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Cli
     Ok((client, server.trim_end_matches('/').to_string()))
 }
 
-/// Connects and starts one watch per kind on the current tokio runtime.
-/// Only configuration errors fail here; an API server that cannot be
-/// reached is retried with backoff, and shows in `/readyz` and `/status`.
+/// Connects and starts one watch per core kind (nodes, pods, namespaces)
+/// on the current tokio runtime. Only configuration errors fail here; an
+/// API server that cannot be reached is retried with backoff, and shows
+/// in `/readyz` and `/status`.
 pub async fn start(
     source: &Source,
     options: WatchOptions,
     sink: Arc<dyn Sink>,
     metrics: Arc<Metrics>,
 ) -> Result<Arc<Informer>> {
+    start_watching(source, options, sink, metrics, &[]).await
+}
+
+/// As [`start`], watching `extra` kinds too (batch mode's
+/// PriorityClasses, PodGroups and Queues).
+pub async fn start_watching(
+    source: &Source,
+    options: WatchOptions,
+    sink: Arc<dyn Sink>,
+    metrics: Arc<Metrics>,
+    extra: &[Kind],
+) -> Result<Arc<Informer>> {
     let (client, server) = client(source, options).await?;
     let watch_config = WatchConfig::default().timeout(options.watch_timeout_secs());
+    let watched: Vec<Kind> = Kind::EVERY
+        .into_iter()
+        .filter(|k| Kind::CORE.contains(k) || extra.contains(k))
+        .collect();
     let informer = Arc::new(Informer {
         server,
         source: describe_source(source),
         kinds: Default::default(),
+        watched: watched.clone(),
         metrics,
     });
-    for k in Kind::ALL {
+    for k in &watched {
         informer
             .metrics
             .watch_synced
-            .get_or_create(&Informer::label(k))
+            .get_or_create(&Informer::label(*k))
             .set(0);
     }
-    tokio::spawn(watch_kind::<k8s::Node>(
-        kube::Api::all(client.clone()),
-        watch_config.clone(),
-        options,
-        Kind::Node,
-        informer.clone(),
-        sink.clone(),
-    ));
-    // Pods that finished hold nothing: the API server leaves them out (and
-    // sends DELETED when a pod finishes), as kube-scheduler's informer.
-    tokio::spawn(watch_kind::<k8s::Pod>(
-        kube::Api::all(client.clone()),
-        watch_config
-            .clone()
-            .fields("status.phase!=Succeeded,status.phase!=Failed"),
-        options,
-        Kind::Pod,
-        informer.clone(),
-        sink.clone(),
-    ));
-    tokio::spawn(watch_kind::<k8s::Namespace>(
-        kube::Api::all(client),
-        watch_config,
-        options,
-        Kind::Namespace,
-        informer.clone(),
-        sink,
-    ));
+    for k in watched {
+        let (config, informer, sink) = (watch_config.clone(), informer.clone(), sink.clone());
+        let c = client.clone();
+        match k {
+            Kind::Node => tokio::spawn(watch_kind::<k8s::Node>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            // Pods that finished hold nothing: the API server leaves them
+            // out (and sends DELETED when a pod finishes), as
+            // kube-scheduler's informer.
+            Kind::Pod => tokio::spawn(watch_kind::<k8s::Pod>(
+                kube::Api::all(c),
+                config.fields("status.phase!=Succeeded,status.phase!=Failed"),
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::Namespace => tokio::spawn(watch_kind::<k8s::Namespace>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::PriorityClass => tokio::spawn(watch_kind::<PriorityClass>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::PodGroup => tokio::spawn(watch_kind::<PodGroup>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::Queue => tokio::spawn(watch_kind::<Queue>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+        };
+    }
     Ok(informer)
 }
 
@@ -514,6 +589,46 @@ impl Watched for k8s::Pod {
     }
     fn delete(key: String) -> ClusterEvent {
         ClusterEvent::DeletePodKey(key)
+    }
+}
+
+impl Watched for PriorityClass {
+    fn key(&self) -> String {
+        self.metadata.name.clone().unwrap_or_default()
+    }
+    fn upsert(self, _: bool) -> Result<ClusterEvent> {
+        Ok(ClusterEvent::Batch(BatchEvent::UpsertPriorityClass(
+            Box::new(self),
+        )))
+    }
+    fn delete(key: String) -> ClusterEvent {
+        ClusterEvent::Batch(BatchEvent::DeletePriorityClass(key))
+    }
+}
+
+impl Watched for PodGroup {
+    fn key(&self) -> String {
+        PodGroup::key(self)
+    }
+    fn upsert(self, _: bool) -> Result<ClusterEvent> {
+        Ok(ClusterEvent::Batch(BatchEvent::UpsertPodGroup(Box::new(
+            self,
+        ))))
+    }
+    fn delete(key: String) -> ClusterEvent {
+        ClusterEvent::Batch(BatchEvent::DeletePodGroup(key))
+    }
+}
+
+impl Watched for Queue {
+    fn key(&self) -> String {
+        self.name().to_string()
+    }
+    fn upsert(self, _: bool) -> Result<ClusterEvent> {
+        Ok(ClusterEvent::Batch(BatchEvent::UpsertQueue(Box::new(self))))
+    }
+    fn delete(key: String) -> ClusterEvent {
+        ClusterEvent::Batch(BatchEvent::DeleteQueue(key))
     }
 }
 

@@ -5,7 +5,9 @@
 use super::extender::ExtenderArgs;
 use crate::cluster::ClusterState;
 use crate::input::kube;
+use crate::input::volcano::{PodGroup, Queue};
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -98,7 +100,20 @@ pub enum ClusterEvent {
     /// Namespaces' labels are what pod affinity's namespaceSelector reads.
     UpsertNamespace(Box<k8s::Namespace>),
     DeleteNamespace(String),
+    /// What only batch mode reads; the cluster state ignores it.
+    Batch(BatchEvent),
     Bookmark,
+}
+
+/// Volcano's objects and PriorityClasses, as the watch brings them.
+pub enum BatchEvent {
+    UpsertPodGroup(Box<PodGroup>),
+    /// By namespace/name.
+    DeletePodGroup(String),
+    UpsertQueue(Box<Queue>),
+    DeleteQueue(String),
+    UpsertPriorityClass(Box<PriorityClass>),
+    DeletePriorityClass(String),
 }
 
 impl ClusterEvent {
@@ -124,7 +139,7 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
     let mut changed = 0;
     for event in events {
         let did = match event {
-            ClusterEvent::Bookmark => false,
+            ClusterEvent::Bookmark | ClusterEvent::Batch(_) => false,
             ClusterEvent::UpsertNode(n) => state.upsert_node(*n),
             ClusterEvent::DeleteNode(name) => state.remove_node(&name),
             ClusterEvent::UpsertPod(p) => state.upsert_pod(&p).unwrap_or_else(|e| {

@@ -93,7 +93,7 @@ pub struct GroupOutcome {
     pub event: Option<String>,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct GroupCondition {
     #[serde(rename = "type")]
     pub kind: String,

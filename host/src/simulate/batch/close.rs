@@ -13,24 +13,34 @@ use super::framework::session::Session;
 use super::framework::state::State;
 use super::job::{Job, TaskStatus};
 use super::resource;
+use crate::engine::schedule::Decision;
 use crate::simulate::report::{GroupCondition, QueueSample, Tracker};
 use std::collections::BTreeMap;
 
+/// What a session decided, for a live scheduler to write: the pods to
+/// bind (namespace/name, and where with what annotations) and the message
+/// of each pod that still waits.
+#[derive(Debug, Default)]
+pub struct Closed {
+    pub bound: Vec<(String, Decision)>,
+    pub waiting: Vec<(String, String)>,
+}
+
 /// Closes the session at `now`, writing to the cache and the report.
-/// Returns how many pods it bound.
-pub fn close(mut s: Session, world: &mut World, tracker: &mut Tracker, now: u64) -> usize {
+pub fn close(mut s: Session, world: &mut World, tracker: &mut Tracker, now: u64) -> Closed {
     let messages = update_jobs(&s, &mut world.groups, now);
     sample_queues(&s, tracker, now);
     s.release_undispatched();
     let dispatched = std::mem::take(&mut s.dispatched);
     let state = s.state;
-    let bound = dispatched.len();
+    let mut closed = Closed::default();
     for (t, decision) in dispatched {
         let task = &state.tasks[t];
         if let Some(rec) = world.tasks.get_mut(&task.key) {
             rec.status = TaskStatus::Running;
             rec.node = Some(decision.node.clone());
             tracker.bound(&task.key, now, &decision, &rec.requests);
+            closed.bound.push((task.key.clone(), decision));
         }
     }
     for (t, msg) in messages {
@@ -38,10 +48,11 @@ pub fn close(mut s: Session, world: &mut World, tracker: &mut Tracker, now: u64)
         if let Some(rec) = world.tasks.get(key)
             && rec.status == TaskStatus::Pending
         {
-            tracker.failed(key, Some(&rec.requests), msg, None);
+            tracker.failed(key, Some(&rec.requests), msg.clone(), None);
+            closed.waiting.push((key.clone(), msg));
         }
     }
-    bound
+    closed
 }
 
 /// The job updater: each job's PodGroup record, and the message of each

@@ -7,7 +7,7 @@
 use super::actions;
 use super::cache::intake::Intake;
 use super::cache::{BatchInput, World};
-use super::close::close;
+use super::close::{Closed, close};
 use super::framework::registry::Registry;
 use super::framework::session::Session;
 use super::predicates::Schedulers;
@@ -53,7 +53,7 @@ pub fn run(
         let now = now_ms / 1000;
         let mut bound = 0;
         if world.has_pending() || changed_by_events {
-            bound = run_session(
+            bound = session(
                 schedulers,
                 registry,
                 &mut cluster,
@@ -61,7 +61,9 @@ pub fn run(
                 &mut tracker,
                 config,
                 now,
-            )?;
+            )?
+            .bound
+            .len();
             sessions += 1;
             tracker.session();
             tracker.sample(now, world.pending_count());
@@ -97,8 +99,9 @@ fn next_session(now_ms: u64, period_ms: u64, bound: usize, next: Option<u64>) ->
     now_ms
 }
 
-/// One session: open, actions, close. Returns how many pods it bound.
-fn run_session(
+/// One session at `now` (seconds): open, actions, close (what the live
+/// scheduler runs every period too).
+pub fn session(
     schedulers: &mut Schedulers,
     registry: &Registry,
     cluster: &mut ClusterState,
@@ -106,7 +109,7 @@ fn run_session(
     tracker: &mut Tracker,
     config: &SessionConfig,
     now: u64,
-) -> Result<usize> {
+) -> Result<Closed> {
     let state = world.state(cluster);
     let plugins = registry.build(&config.tiers, &state);
     let mut s = Session::open(state, plugins, cluster, schedulers);

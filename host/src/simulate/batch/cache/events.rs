@@ -36,7 +36,8 @@ impl World {
             let key = kube::pod_key(&event.object);
             match event.kind {
                 EventType::Added => {
-                    self.pod_added(&event.object, key, now, events, cluster, tracker)?
+                    let origin = events.origin();
+                    self.pod_added(&event.object, key, now, &origin, cluster, tracker)?
                 }
                 EventType::Deleted => self.pod_deleted(&key, now, cluster, tracker),
             }
@@ -47,12 +48,12 @@ impl World {
     /// A pod arrived: a placed one holds its node (and is a task when
     /// batch mode owns it); a pending one of ours is a task, or stranded
     /// when its PodGroup or queue is missing.
-    fn pod_added(
+    pub(super) fn pod_added(
         &mut self,
         pod: &k8s::Pod,
         key: String,
         now: u64,
-        events: &dyn Clock,
+        origin: &str,
         cluster: &mut ClusterState,
         tracker: &mut Tracker,
     ) -> Result<()> {
@@ -62,7 +63,7 @@ impl World {
             // its departure frees what it held.
             if kube::bound_node(pod).is_some() && kube::pod_is_active(pod) {
                 cluster.upsert_pod(pod)?;
-                tracker.bound_from_input(cluster, &key, &events.origin());
+                tracker.bound_from_input(cluster, &key, origin);
             }
             if self.intake.owns_placed(pod) {
                 let _ = self.add(pod, status);
@@ -83,7 +84,7 @@ impl World {
     }
 
     /// A pod left: a task leaves its job, a bound pod frees its node.
-    fn pod_deleted(
+    pub(super) fn pod_deleted(
         &mut self,
         key: &str,
         now: u64,
