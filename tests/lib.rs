@@ -88,6 +88,26 @@ interface environment { get-environment: func() -> list<tuple<string, string>>; 
     world plugin-with-env { import wasi:cli/environment@0.2.3; export sift:predicate/predicate@0.1.0; }
 world wrong { export other; }";
 
+    /// A contract 0.1 plugin named `name`: version `'a'` passes every
+    /// node, any other rejects the pod in prepare with "version-b" (for
+    /// hot-load tests: a swap is visible in the next answer).
+    pub fn flip_plugin(name: &str, version: char) -> Vec<u8> {
+        let prepare = match version {
+            'a' => "",
+            _ => {
+                "(i32.store8 (i32.const 96) (i32.const 2))
+                 (i32.store8 (i32.const 100) (i32.const 2))
+                 (i32.store (i32.const 104) (i32.const 200))
+                 (i32.store (i32.const 108) (i32.const 1))
+                 (i32.store (i32.const 200) (i32.const 160))
+                 (i32.store (i32.const 204) (i32.const 9))
+                 (return (i32.const 96))"
+            }
+        };
+        let data = r#"(data (i32.const 160) "version-b")"#;
+        componentize(&plugin_wat(name, data, "", prepare, ""), "plugin")
+    }
+
     /// A core module implementing the contract. `prepare` and `filter` run the
     /// given instructions first, then answer "proceed" / "no rejections".
     pub fn plugin_wat(

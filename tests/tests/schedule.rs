@@ -61,6 +61,22 @@ impl Sift {
         }
     }
 
+    /// One replica (no leader election) with these plugins and config.
+    fn single(api: &FakeApiServer, dir: &Path, plugins: &Path, config: &Path) -> Sift {
+        Sift::start(
+            api,
+            dir,
+            "sift-a",
+            &[
+                "--leader-elect=false",
+                "--plugins",
+                plugins.to_str().unwrap(),
+                "-c",
+                config.to_str().unwrap(),
+            ],
+        )
+    }
+
     fn get(&self, path: &str) -> (u16, String) {
         sift_tests::http_get(&self.agent, &format!("{}{path}", self.base))
     }
@@ -221,18 +237,7 @@ fn binds_every_pod_that_fits_once_and_reports_every_other_as_kube_scheduler_does
     }
     let (plugins, config) = setup(&dir);
     let started = Instant::now();
-    let s = Sift::start(
-        &api,
-        &dir,
-        "sift-a",
-        &[
-            "--leader-elect=false",
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "-c",
-            config.to_str().unwrap(),
-        ],
-    );
+    let s = Sift::single(&api, &dir, &plugins, &config);
     wait_for("4,000 pods bound", &[&s], || {
         std::thread::sleep(Duration::from_millis(500));
         binds_per_pod(&api).len() >= 4000
@@ -329,18 +334,7 @@ fn the_simulator_predicts_the_scheduler() {
         pods.push(p);
     }
     let (plugins, config) = setup(&dir);
-    let s = Sift::start(
-        &api,
-        &dir,
-        "sift-a",
-        &[
-            "--leader-elect=false",
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "-c",
-            config.to_str().unwrap(),
-        ],
-    );
+    let s = Sift::single(&api, &dir, &plugins, &config);
     wait_for("every pod bound", &[&s], || placements(&api).len() == 400);
     let live = placements(&api);
 
@@ -404,18 +398,7 @@ fn failed_binds_an_api_server_outage_and_deleted_pods_lose_nothing_and_bind_noth
         api.add(pod(&format!("a{i:03}"), "500m", 0, Some("sift")));
     }
     let (plugins, config) = setup(&dir);
-    let s = Sift::start(
-        &api,
-        &dir,
-        "sift-a",
-        &[
-            "--leader-elect=false",
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "-c",
-            config.to_str().unwrap(),
-        ],
-    );
+    let s = Sift::single(&api, &dir, &plugins, &config);
     // Every pod whose bind failed with 500 is retried (after backoff).
     wait_for("the first 100 bound", &[&s], || {
         placements(&api).len() == 100
@@ -587,18 +570,7 @@ fn preemption_evicts_victims_gracefully_and_binds_the_preemptor_after_they_leave
     api.add(victim);
     api.set_graceful_deletes(Some(Duration::from_secs(1)));
     let (plugins, config) = setup(&dir);
-    let s = Sift::start(
-        &api,
-        &dir,
-        "sift-a",
-        &[
-            "--leader-elect=false",
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "-c",
-            config.to_str().unwrap(),
-        ],
-    );
+    let s = Sift::single(&api, &dir, &plugins, &config);
     wait_for("sift ready", &[&s], || s.readyz().0 == 200);
     api.add(pod("urgent", "2", 1000, Some("sift")));
     wait_for("the preemptor bound", &[&s], || {
@@ -670,18 +642,7 @@ fn a_plugin_swapped_mid_run_decides_the_next_pods_and_no_pod_is_skipped() {
         "schedulerName: sift\nplugins:\n  filter:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: NodeResourcesFit}, {name: Flip}]\n  score:\n    disabled: [{name: \"*\"}]\n",
     )
     .unwrap();
-    let s = Sift::start(
-        &api,
-        &dir,
-        "sift-a",
-        &[
-            "--leader-elect=false",
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "-c",
-            config.to_str().unwrap(),
-        ],
-    );
+    let s = Sift::single(&api, &dir, &plugins, &config);
     for i in 0..10 {
         api.add(pod(&format!("before-{i}"), "100m", 0, Some("sift")));
     }
@@ -734,18 +695,7 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
     api.add(gated);
     api.add(pod("theirs", "100m", 0, Some("default-scheduler")));
     let (plugins, config) = setup(&dir);
-    let s = Sift::start(
-        &api,
-        &dir,
-        "sift-a",
-        &[
-            "--leader-elect=false",
-            "--plugins",
-            plugins.to_str().unwrap(),
-            "-c",
-            config.to_str().unwrap(),
-        ],
-    );
+    let s = Sift::single(&api, &dir, &plugins, &config);
     wait_for("the claim's condition", &[&s], || {
         condition(&api, "claim", "PodScheduled").is_some()
     });
@@ -773,21 +723,7 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
 /// The Flip test plugin (contract 0.1): version a passes every node,
 /// version b rejects the pod in prepare with "version-b".
 fn flip(version: char) -> Vec<u8> {
-    use sift_tests::fixtures::{componentize, plugin_wat};
-    let prepare = match version {
-        'a' => "",
-        _ => {
-            "(i32.store8 (i32.const 96) (i32.const 2))
-             (i32.store8 (i32.const 100) (i32.const 2))
-             (i32.store (i32.const 104) (i32.const 200))
-             (i32.store (i32.const 108) (i32.const 1))
-             (i32.store (i32.const 200) (i32.const 160))
-             (i32.store (i32.const 204) (i32.const 9))
-             (return (i32.const 96))"
-        }
-    };
-    let data = r#"(data (i32.const 160) "version-b")"#;
-    componentize(&plugin_wat("Flip", data, "", prepare, ""), "plugin")
+    sift_tests::fixtures::flip_plugin("Flip", version)
 }
 
 /// A Volcano PodGroup of `min` members in the default queue.

@@ -371,20 +371,7 @@ fn flip(version: char) -> Vec<u8> {
 }
 
 fn named_flip(name: &str, version: char) -> Vec<u8> {
-    let prepare = match version {
-        'a' => "",
-        _ => {
-            "(i32.store8 (i32.const 96) (i32.const 2))
-             (i32.store8 (i32.const 100) (i32.const 2))
-             (i32.store (i32.const 104) (i32.const 200))
-             (i32.store (i32.const 108) (i32.const 1))
-             (i32.store (i32.const 200) (i32.const 160))
-             (i32.store (i32.const 204) (i32.const 9))
-             (return (i32.const 96))"
-        }
-    };
-    let data = r#"(data (i32.const 160) "version-b")"#;
-    componentize(&plugin_wat(name, data, "", prepare, ""), "plugin")
+    sift_tests::fixtures::flip_plugin(name, version)
 }
 
 /// Loops forever filtering any node but slot 0 (so it passes the smoke

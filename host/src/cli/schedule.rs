@@ -1,10 +1,11 @@
 //! `sift schedule`: its flags (clap, named as kube-scheduler's), converted
 //! to [`crate::schedule::Options`].
 
+use super::serve::{parse_duration_arg, parse_watch_timeout};
 use super::{PluginSource, load_config, plugins_dir, runtime};
 use crate::schedule::leader::Election;
 use crate::schedule::{LiveMode, Options, run};
-use crate::serve::informer::{Source, WatchOptions};
+use crate::serve::informer::Source;
 use anyhow::{Result, anyhow};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -84,21 +85,6 @@ pub struct ScheduleArgs {
 pub enum ModeArg {
     Scheduler,
     Batch,
-}
-
-fn parse_duration_arg(s: &str) -> Result<Duration, String> {
-    crate::config::parse_duration(s).map_err(|e| format!("{e:#}"))
-}
-
-fn parse_watch_timeout(s: &str) -> Result<Duration, String> {
-    let d = parse_duration_arg(s)?;
-    if d < WatchOptions::MIN_DEADLINE {
-        return Err(format!(
-            "{s} is below {}s: watches must end before it",
-            WatchOptions::MIN_DEADLINE.as_secs()
-        ));
-    }
-    Ok(d)
 }
 
 pub(super) fn schedule(a: ScheduleArgs) -> Result<ExitCode> {

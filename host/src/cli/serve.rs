@@ -109,11 +109,11 @@ impl From<ServeArgs> for Options {
     }
 }
 
-fn parse_duration_arg(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_duration_arg(s: &str) -> Result<Duration, String> {
     crate::config::parse_duration(s).map_err(|e| format!("{e:#}"))
 }
 
-fn parse_watch_timeout(s: &str) -> Result<Duration, String> {
+pub(super) fn parse_watch_timeout(s: &str) -> Result<Duration, String> {
     let d = parse_duration_arg(s)?;
     if d < WatchOptions::MIN_DEADLINE {
         return Err(format!(
