@@ -154,34 +154,7 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
         node_objects,
         build_error: build_error.clone(),
     };
-    let loop_thread = match options.mode {
-        LiveMode::Scheduler => {
-            let scheduling = Loop::new(parts);
-            std::thread::Builder::new()
-                .name("sift-schedule".into())
-                .spawn(move || scheduling.run())
-        }
-        LiveMode::Batch => {
-            // The session loop's report tracker stays on its thread.
-            let (started, start_result) = mpsc::channel();
-            let thread = std::thread::Builder::new()
-                .name("sift-sessions".into())
-                .spawn(move || match BatchLoop::new(parts) {
-                    Ok(sessions) => {
-                        let _ = started.send(Ok(()));
-                        sessions.run();
-                    }
-                    Err(e) => {
-                        let _ = started.send(Err(e));
-                    }
-                });
-            if let Ok(Err(e)) = start_result.recv() {
-                return Err(e);
-            }
-            thread
-        }
-    }
-    .context("cannot start the scheduling thread")?;
+    let loop_thread = spawn_loop(options.mode, parts)?;
 
     // Plugin and config changes swap the profile; the loop rebuilds its
     // scheduler between two cycles.
@@ -190,25 +163,15 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
     let reload_thread = spawn_reload_thread(trigger_rx, reloader, |_| {})?;
 
     let stop = Arc::new(AtomicBool::new(false));
-    let election = options.election.clone();
-    let elector = election.map(|e| {
-        let (leading, stop, lost_metrics) = (leading.clone(), stop.clone(), metrics.clone());
-        let on_lost = move || {
-            lost_metrics.leader.set(0);
-            // As kube-scheduler: stop at once; the restart relists.
-            std::process::exit(1);
-        };
-        let watch_leading = leading.clone();
-        let gauge = metrics.clone();
-        rt.spawn(async move {
-            loop {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                gauge
-                    .leader
-                    .set(i64::from(watch_leading.load(Ordering::SeqCst)));
-            }
-        });
-        rt.spawn(leader::run(client.clone(), e, leading, stop, on_lost))
+    let elector = options.election.clone().map(|e| {
+        spawn_elector(
+            &rt,
+            client.clone(),
+            e,
+            leading.clone(),
+            stop.clone(),
+            metrics.clone(),
+        )
     });
 
     let health = Arc::new(Health {
@@ -248,6 +211,66 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
     let _ = reload_thread.join();
     tracing::info!("sift schedule stopped");
     result
+}
+
+/// Starts the scheduling loop of `mode` on a thread of its own (it owns
+/// the plugin instances and, in batch mode, the session's report).
+fn spawn_loop(mode: LiveMode, parts: Parts) -> Result<std::thread::JoinHandle<()>> {
+    let thread = match mode {
+        LiveMode::Scheduler => {
+            let scheduling = Loop::new(parts);
+            std::thread::Builder::new()
+                .name("sift-schedule".into())
+                .spawn(move || scheduling.run())
+        }
+        LiveMode::Batch => {
+            let (started, start_result) = mpsc::channel();
+            let thread = std::thread::Builder::new()
+                .name("sift-sessions".into())
+                .spawn(move || match BatchLoop::new(parts) {
+                    Ok(sessions) => {
+                        let _ = started.send(Ok(()));
+                        sessions.run();
+                    }
+                    Err(e) => {
+                        let _ = started.send(Err(e));
+                    }
+                });
+            if let Ok(Err(e)) = start_result.recv() {
+                return Err(e);
+            }
+            thread
+        }
+    };
+    thread.context("cannot start the scheduling thread")
+}
+
+/// Starts the leader election, and the gauge that follows it. Losing the
+/// lease ends the process, as kube-scheduler's `OnStoppedLeading`: the
+/// restart relists everything.
+fn spawn_elector(
+    rt: &tokio::runtime::Runtime,
+    client: kube::Client,
+    election: Election,
+    leading: Arc<AtomicBool>,
+    stop: Arc<AtomicBool>,
+    metrics: Arc<Metrics>,
+) -> tokio::task::JoinHandle<()> {
+    let lost_metrics = metrics.clone();
+    let on_lost = move || {
+        lost_metrics.leader.set(0);
+        std::process::exit(1);
+    };
+    let watched = leading.clone();
+    rt.spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            metrics
+                .leader
+                .set(i64::from(watched.load(Ordering::SeqCst)));
+        }
+    });
+    rt.spawn(leader::run(client, election, leading, stop, on_lost))
 }
 
 /// This machine's name, for event instances and lease identities.

@@ -449,32 +449,47 @@ impl Loop {
                 self.fail(entry, "Unschedulable", fit_error, started);
             }
             PostFilter::Preempt { node, victims } => {
-                self.parts
-                    .metrics
-                    .preemption_victims
-                    .observe(victims.len() as f64);
-                for v in &victims {
-                    self.parts.writer.preempt(v, &object, &node);
-                    self.victim_of.insert(v.clone(), key.clone());
-                }
-                self.preempting
-                    .insert(key.clone(), victims.iter().cloned().collect());
-                self.cache.clear_nominations_below(&node, pod.priority);
-                self.cache.nominate(&pod, &node);
-                self.parts.writer.unschedulable(
-                    &object,
-                    Unschedulable {
-                        reason: "Unschedulable",
-                        message: fit_error,
-                        nominated: Some(node),
-                    },
-                );
-                self.parts
-                    .metrics
-                    .attempt("unschedulable", started.elapsed());
-                self.queue.hold(entry, self.now());
+                self.preempt(entry, &pod, node, victims, fit_error, started);
             }
         }
+    }
+
+    /// DefaultPreemption's `prepareCandidate`, acting: the victims are
+    /// evicted, lower nominations to the node cleared, the pod nominated
+    /// there and held until its victims are gone.
+    fn preempt(
+        &mut self,
+        entry: QueuedPod,
+        pod: &sift_sdk::Pod,
+        node: String,
+        victims: Vec<String>,
+        fit_error: String,
+        started: Instant,
+    ) {
+        let key = entry.key.key().to_string();
+        self.parts
+            .metrics
+            .preemption_victims
+            .observe(victims.len() as f64);
+        for v in &victims {
+            self.parts.writer.preempt(v, &entry.pod, &node);
+            self.victim_of.insert(v.clone(), key.clone());
+        }
+        self.preempting.insert(key, victims.into_iter().collect());
+        self.cache.clear_nominations_below(&node, pod.priority);
+        self.cache.nominate(pod, &node);
+        self.parts.writer.unschedulable(
+            &entry.pod,
+            Unschedulable {
+                reason: "Unschedulable",
+                message: fit_error,
+                nominated: Some(node),
+            },
+        );
+        self.parts
+            .metrics
+            .attempt("unschedulable", started.elapsed());
+        self.queue.hold(entry, self.now());
     }
 
     /// A failed attempt: its API writes, and back to the queue.
