@@ -338,45 +338,8 @@ fn the_simulator_predicts_the_scheduler() {
     wait_for("every pod bound", &[&s], || placements(&api).len() == 400);
     let live = placements(&api);
 
-    let cluster = dir.join("cluster.json");
     let items: Vec<Value> = nodes.into_iter().chain(pods).collect();
-    std::fs::write(
-        &cluster,
-        json!({"kind": "List", "apiVersion": "v1", "items": items}).to_string(),
-    )
-    .unwrap();
-    let out = dir.join("pods.jsonl");
-    let sim = Command::new(sift_bin())
-        .args(["simulate", "--cluster"])
-        .arg(&cluster)
-        .arg("--plugins")
-        .arg(&plugins)
-        .arg("-c")
-        .arg(&config)
-        .arg("--pods-out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
-    );
-    let simulated: BTreeMap<String, String> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| {
-            let name = v["pod"]
-                .as_str()
-                .unwrap()
-                .split_once('/')
-                .unwrap()
-                .1
-                .to_string();
-            (name, v["node"].as_str().unwrap_or_default().to_string())
-        })
-        .collect();
+    let simulated = simulate(&dir, items, &plugins, &config, "scheduler");
     let differ: Vec<_> = live
         .iter()
         .filter(|(p, n)| simulated.get(*p) != Some(n))
@@ -726,6 +689,49 @@ fn flip(version: char) -> Vec<u8> {
     sift_tests::fixtures::flip_plugin("Flip", version)
 }
 
+/// Where `sift simulate --mode MODE` places the pending pods of
+/// `objects` (with the nodes and PodGroups among them), by pod name.
+fn simulate(
+    dir: &Path,
+    objects: Vec<Value>,
+    plugins: &Path,
+    config: &Path,
+    mode: &str,
+) -> BTreeMap<String, String> {
+    let cluster = dir.join("cluster.json");
+    std::fs::write(
+        &cluster,
+        json!({"kind": "List", "apiVersion": "v1", "items": objects}).to_string(),
+    )
+    .unwrap();
+    let out = dir.join("pods.jsonl");
+    let sim = Command::new(sift_bin())
+        .args(["simulate", "--mode", mode, "--cluster"])
+        .arg(&cluster)
+        .arg("--plugins")
+        .arg(plugins)
+        .arg("-c")
+        .arg(config)
+        .arg("--pods-out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    std::fs::read_to_string(&out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter_map(|v| {
+            let name = v["pod"].as_str()?.split_once('/')?.1.to_string();
+            Some((name, v["node"].as_str()?.to_string()))
+        })
+        .collect()
+}
+
 /// A Volcano PodGroup of `min` members in the default queue.
 fn pod_group(name: &str, min: i32) -> Value {
     json!({"kind": "PodGroup", "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -877,38 +883,13 @@ fn in_batch_mode_too_the_simulator_predicts_the_scheduler() {
         settled
     });
     let live = placements(&api);
-    let cluster = dir.join("cluster.json");
-    std::fs::write(
-        &cluster,
-        json!({"kind": "List", "apiVersion": "v1", "items": objects}).to_string(),
-    )
-    .unwrap();
-    let out = dir.join("pods.jsonl");
-    let sim = Command::new(sift_bin())
-        .args(["simulate", "--mode", "batch", "--cluster"])
-        .arg(&cluster)
-        .arg("--plugins")
-        .arg(plugins_dir())
-        .arg("-c")
-        .arg(dir.join("batch.yaml"))
-        .arg("--pods-out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
+    let simulated = simulate(
+        &dir,
+        objects,
+        &plugins_dir(),
+        &dir.join("batch.yaml"),
+        "batch",
     );
-    let simulated: BTreeMap<String, String> = std::fs::read_to_string(&out)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .filter_map(|v| {
-            let name = v["pod"].as_str()?.split_once('/')?.1.to_string();
-            Some((name, v["node"].as_str()?.to_string()))
-        })
-        .collect();
     assert_eq!(live, simulated);
     assert!(live.len() > 10, "{live:?}");
 }
