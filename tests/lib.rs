@@ -250,6 +250,33 @@ pub fn http_get(agent: &ureq::Agent, url: &str) -> (u16, String) {
     )
 }
 
+/// Spawns `command` (a `sift serve` or `sift schedule`) with its log
+/// (stderr) in `log`, and waits for its "listening on ADDR" line: the
+/// child and ADDR. Any other first line kills it and fails the test with
+/// the log.
+pub fn spawn_listening(
+    command: &mut std::process::Command,
+    log: &std::path::Path,
+) -> (std::process::Child, String) {
+    use std::process::Stdio;
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::from(std::fs::File::create(log).expect("log file")))
+        .spawn()
+        .expect("sift starts");
+    match served_address(&mut child) {
+        Ok(addr) => (child, addr),
+        Err(line) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "unexpected first line {line:?}; log:\n{}",
+                std::fs::read_to_string(log).unwrap_or_default()
+            );
+        }
+    }
+}
+
 /// The first line a spawned `sift serve` prints ("listening on ADDR"), read
 /// from its piped stdout: `Ok(ADDR)`, or `Err(the line)`.
 pub fn served_address(child: &mut std::process::Child) -> Result<String, String> {

@@ -13,7 +13,7 @@ use sift_tests::apiserver::FakeApiServer;
 use sift_tests::{plugins_dir, sift_bin, temp_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 const PATIENT: Duration = Duration::from_secs(120);
@@ -32,27 +32,15 @@ impl Sift {
         let kubeconfig = dir.join("kubeconfig");
         api.kubeconfig(&kubeconfig);
         let log = dir.join(format!("{name}.log"));
-        let mut child = Command::new(sift_bin())
-            .args(["schedule", "--listen", "127.0.0.1:0", "--kubeconfig"])
-            .arg(&kubeconfig)
-            .args(extra)
-            .env("SIFT_LOG", "info")
-            .env("HOSTNAME", name)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-            .spawn()
-            .expect("sift schedule starts");
-        let addr = match sift_tests::served_address(&mut child) {
-            Ok(addr) => addr,
-            Err(line) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "unexpected first line {line:?}; log:\n{}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-        };
+        let (child, addr) = sift_tests::spawn_listening(
+            Command::new(sift_bin())
+                .args(["schedule", "--listen", "127.0.0.1:0", "--kubeconfig"])
+                .arg(&kubeconfig)
+                .args(extra)
+                .env("SIFT_LOG", "info")
+                .env("HOSTNAME", name),
+            &log,
+        );
         Sift {
             child,
             base: format!("http://{addr}"),

@@ -70,7 +70,7 @@ use sift_tests::apiserver::{FakeApiServer, Resource};
 use sift_tests::{plugins_dir, sift_bin, temp_dir};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -309,35 +309,23 @@ impl Sift {
         let config = dir.join("sift.yaml");
         std::fs::write(&config, "schedulerName: sift\n").unwrap();
         let log = dir.join(format!("sift-{}-{}.log", mode.name, mode.plugins));
-        let mut child = Command::new(sift_bin())
-            .args([
-                "schedule",
-                "--leader-elect=false",
-                "--listen",
-                "127.0.0.1:0",
-                "--kubeconfig",
-            ])
-            .arg(&kubeconfig)
-            .arg("-c")
-            .arg(&config)
-            .args(&mode.args)
-            .args(extra)
-            .env("HOSTNAME", "sift-bench")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-            .spawn()
-            .expect("sift schedule starts");
-        let addr = match sift_tests::served_address(&mut child) {
-            Ok(addr) => addr,
-            Err(line) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "unexpected first line {line:?}; log:\n{}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-        };
+        let (child, addr) = sift_tests::spawn_listening(
+            Command::new(sift_bin())
+                .args([
+                    "schedule",
+                    "--leader-elect=false",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--kubeconfig",
+                ])
+                .arg(&kubeconfig)
+                .arg("-c")
+                .arg(&config)
+                .args(&mode.args)
+                .args(extra)
+                .env("HOSTNAME", "sift-bench"),
+            &log,
+        );
         Sift {
             child,
             base: format!("http://{addr}"),

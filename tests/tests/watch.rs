@@ -38,28 +38,16 @@ struct Sift {
 impl Sift {
     fn start(kubeconfig: &Path, extra: &[&str], dir: &Path) -> Sift {
         let log = dir.join("sift.log");
-        let mut child = Command::new(sift_bin())
-            .args(["serve", "--listen", "127.0.0.1:0", "--plugins"])
-            .arg(plugins_dir())
-            .arg("--kubeconfig")
-            .arg(kubeconfig)
-            .args(extra)
-            .env("SIFT_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(std::fs::File::create(&log).unwrap()))
-            .spawn()
-            .expect("sift serve starts");
-        let addr = match sift_tests::served_address(&mut child) {
-            Ok(addr) => addr,
-            Err(line) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "unexpected first line {line:?}; log:\n{}",
-                    std::fs::read_to_string(&log).unwrap_or_default()
-                );
-            }
-        };
+        let (child, addr) = sift_tests::spawn_listening(
+            Command::new(sift_bin())
+                .args(["serve", "--listen", "127.0.0.1:0", "--plugins"])
+                .arg(plugins_dir())
+                .arg("--kubeconfig")
+                .arg(kubeconfig)
+                .args(extra)
+                .env("SIFT_LOG", "info"),
+            &log,
+        );
         Sift {
             base: format!("http://{addr}"),
             child,

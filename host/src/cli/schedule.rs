@@ -1,8 +1,8 @@
 //! `sift schedule`: its flags (clap, named as kube-scheduler's), converted
 //! to [`crate::schedule::Options`].
 
-use super::serve::{parse_duration_arg, parse_watch_timeout};
-use super::{PluginSource, load_config, plugins_dir, runtime};
+use super::serve::{parse_duration_arg, parse_watch_timeout, watched_plugins_dir};
+use super::{load_config, runtime};
 use crate::schedule::leader::Election;
 use crate::schedule::{LiveMode, Options, run};
 use crate::serve::informer::Source;
@@ -89,14 +89,7 @@ pub enum ModeArg {
 
 pub(super) fn schedule(a: ScheduleArgs) -> Result<ExitCode> {
     let config = load_config(a.config.as_deref())?;
-    let source = PluginSource {
-        config: a.config.clone(),
-        plugins_dir: a.plugins_dir.clone(),
-        native: false,
-    };
-    let dir = plugins_dir(&source, &config).ok_or_else(|| {
-        anyhow!("no plugins directory: pass --plugins DIR (or set pluginsDir in the config)")
-    })?;
+    let dir = watched_plugins_dir(&a.config, &a.plugins_dir, &config)?;
     if a.leader_elect_renew_deadline >= a.leader_elect_lease_duration
         || a.leader_elect_retry_period >= a.leader_elect_renew_deadline
     {

@@ -109,6 +109,23 @@ impl From<ServeArgs> for Options {
     }
 }
 
+/// The plugins directory a long-running command watches: `--plugins`,
+/// else the config's `pluginsDir`, else the bundled plugins.
+pub(super) fn watched_plugins_dir(
+    config_path: &Option<PathBuf>,
+    dir: &Option<PathBuf>,
+    config: &crate::config::Config,
+) -> Result<PathBuf> {
+    let source = PluginSource {
+        config: config_path.clone(),
+        plugins_dir: dir.clone(),
+        native: false,
+    };
+    plugins_dir(&source, config).ok_or_else(|| {
+        anyhow!("no plugins directory: pass --plugins DIR (or set pluginsDir in the config)")
+    })
+}
+
 pub(super) fn parse_duration_arg(s: &str) -> Result<Duration, String> {
     crate::config::parse_duration(s).map_err(|e| format!("{e:#}"))
 }
@@ -127,14 +144,7 @@ pub(super) fn parse_watch_timeout(s: &str) -> Result<Duration, String> {
 
 pub(super) fn serve(a: ServeArgs) -> Result<ExitCode> {
     let config = load_config(a.config.as_deref())?;
-    let source = PluginSource {
-        config: a.config.clone(),
-        plugins_dir: a.plugins_dir.clone(),
-        native: false,
-    };
-    let dir = plugins_dir(&source, &config).ok_or_else(|| {
-        anyhow!("no plugins directory: pass --plugins DIR (or set pluginsDir in the config)")
-    })?;
+    let dir = watched_plugins_dir(&a.config, &a.plugins_dir, &config)?;
     let runtime = runtime(&config)?;
     crate::serve::run(a.into(), runtime, config, dir)?;
     Ok(ExitCode::SUCCESS)

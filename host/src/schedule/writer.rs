@@ -156,22 +156,7 @@ impl Writer {
             let Ok(_permit) = permits.acquire_owned().await else {
                 return;
             };
-            if let Err(e) = with_retries(|| {
-                let api = api.clone();
-                let name = name.clone();
-                let patch = patch.clone();
-                async move {
-                    api.patch_status::<Value>(
-                        &name,
-                        &PatchParams::default(),
-                        &Patch::Strategic(patch),
-                    )
-                    .await
-                    .map(|_| ())
-                }
-            })
-            .await
-            {
+            if let Err(e) = patch_status(&api, &name, &patch).await {
                 tracing::warn!(
                     "cannot write the PodScheduled condition of {namespace}/{name}: {}",
                     error_text(&e)
@@ -209,19 +194,7 @@ impl Writer {
             let Ok(_permit) = permits.acquire_owned().await else {
                 return;
             };
-            let patched = with_retries(|| {
-                let (api, name, patch) = (api.clone(), name.clone(), condition.clone());
-                async move {
-                    api.patch_status::<Value>(
-                        &name,
-                        &PatchParams::default(),
-                        &Patch::Strategic(patch),
-                    )
-                    .await
-                    .map(|_| ())
-                }
-            })
-            .await;
+            let patched = patch_status(&api, &name, &condition).await;
             let deleted = match patched {
                 Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
                 Err(e) => Err(e),
@@ -382,6 +355,25 @@ where
         }
     }
     call().await
+}
+
+/// A strategic-merge patch of a pod's status, retried as upstream's
+/// `util.PatchPodStatus`.
+async fn patch_status(
+    api: &kube::Api<k8s::Pod>,
+    name: &str,
+    patch: &Value,
+) -> Result<(), kube::Error> {
+    with_retries(|| async move {
+        api.patch_status::<Value>(
+            name,
+            &PatchParams::default(),
+            &Patch::Strategic(patch.clone()),
+        )
+        .await
+        .map(|_| ())
+    })
+    .await
 }
 
 /// A kube error with its causes, in one line.
