@@ -154,6 +154,79 @@ def pod(name, *reqs, node=None, prio=0, ns="default", labels=None, limits=None,
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": status}
 
 
+NO_SELECTOR = object()  # pdb(selector=NO_SELECTOR): spec.selector left out
+
+
+def pdb(name, selector, allowed, ns="default", disrupted=(), min_available=None, max_unavailable=None):
+    """A policy/v1 PodDisruptionBudget as `kubectl get -o json` prints it.
+    The scheduler reads only its namespace, spec.selector,
+    status.disruptionsAllowed and status.disruptedPods (the names listed,
+    here all at one fixed time); those are as the case gives them. The other
+    status fields, and spec.minAvailable unless given, are filled in by
+    finish() the way the disruption controller would count the case's bound
+    pods (pdb_status)."""
+    spec = {}
+    if min_available is not None:
+        spec["minAvailable"] = min_available
+    if max_unavailable is not None:
+        spec["maxUnavailable"] = max_unavailable
+    if selector is not NO_SELECTOR:
+        spec["selector"] = selector
+    status = {"observedGeneration": 1}
+    if disrupted:
+        status["disruptedPods"] = {n: "2025-01-01T00:00:00Z" for n in disrupted}
+    status["disruptionsAllowed"] = allowed
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": name, "namespace": ns, "uid": None, "generation": 1,
+                         "creationTimestamp": "2025-01-01T00:00:00Z"},
+            "spec": spec, "status": status}
+
+
+def controller_selects(p, pod_obj):
+    """Which pods the disruption controller counts for a PDB (status only, not
+    what the scheduler matches): same namespace; under policy/v1 an absent
+    selector selects nothing and an empty one every pod of the namespace
+    (the scheduler skips both, see model.pdb_selects)."""
+    if p["metadata"]["namespace"] != pod_obj["metadata"]["namespace"]:
+        return False
+    sel = p["spec"].get("selector")
+    if sel is None:
+        return False
+    labels = pod_obj["metadata"].get("labels") or {}
+    try:
+        return (all(labels.get(k) == v for k, v in (sel.get("matchLabels") or {}).items())
+                and all([model._requirement_matches(e, labels) for e in sel.get("matchExpressions") or []]))
+    except model.InvalidSelector:
+        return False
+
+
+def pdb_status(p, cluster_pods):
+    """Fills the PDB's status counts from the case's bound pods (all Running
+    and taken as ready): expectedPods the pods it selects, currentHealthy
+    those not listed in disruptedPods, desiredHealthy from minAvailable if
+    given (a count or a percentage of expectedPods, rounded up), else
+    currentHealthy - disruptionsAllowed, which then also becomes
+    spec.minAvailable. disruptionsAllowed itself stays as given."""
+    st = p["status"]
+    selected = [q for q in cluster_pods if controller_selects(p, q)]
+    disrupted = st.get("disruptedPods") or {}
+    expected = len(selected)
+    healthy = sum(1 for q in selected if q["metadata"]["name"] not in disrupted)
+    ma = p["spec"].get("minAvailable")
+    if ma is None and "maxUnavailable" not in p["spec"]:
+        desired = max(0, healthy - st["disruptionsAllowed"])
+        p["spec"] = dict({"minAvailable": desired}, **p["spec"])
+    elif isinstance(ma, str) and ma.endswith("%"):
+        desired = -(-expected * int(ma[:-1]) // 100)
+    elif ma is not None:
+        desired = int(ma)
+    else:
+        mu = p["spec"]["maxUnavailable"]
+        mu = -(-expected * int(mu[:-1]) // 100) if isinstance(mu, str) else int(mu)
+        desired = max(0, expected - mu)
+    st.update({"currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": expected})
+
+
 def cfg(score, fit=None, balanced=None):
     """score: [(plugin, weight)]; fit: a NodeResourcesFit scoringStrategy;
     balanced: BalancedAllocation resources."""
@@ -189,7 +262,8 @@ def only_balanced(resources=RES):
 
 
 def case(group, name, source, nodes, workload, pods=(), config=None, filters=None,
-         binds=None, unscheduled=(), messages=True, upstream=None, notes=None, preempted=None):
+         binds=None, unscheduled=(), messages=True, upstream=None, notes=None, preempted=None,
+         objects=(), candidates=None):
     """binds: the expected binds, by hand; messages: False leaves FitError
     texts out (an upstream message not certain enough to pin); upstream:
     {node: score} expected by the upstream scoring test for the first
@@ -197,11 +271,17 @@ def case(group, name, source, nodes, workload, pods=(), config=None, filters=Non
     plugin); preempted: {preemptor: [victims]} by hand, the pods that
     preempt nothing left out (the case file lists every workload pod, `[]`
     for those). None: the case must not preempt, and writes no
-    `preempted`."""
+    `preempted`. objects: the case's "objects" (PodDisruptionBudgets, see
+    pdb()), written only when there are some. candidates: {preemptor:
+    [(node, [victims], PDB violations), ...]} by hand, the dry run of the
+    pod's first preemption in upstream's order (non-violating candidates
+    first, each group in node order), checked against the model; it is not
+    written to the case (sift reports no candidates), the notes show it."""
     CASES.append(dict(group=group, name=name, source=source, nodes=nodes, pods=list(pods),
                       workload=list(workload), config=config, filters=filters,
                       binds=binds or {}, unscheduled=list(unscheduled), messages=messages,
-                      upstream=upstream, notes=notes, preempted=preempted))
+                      upstream=upstream, notes=notes, preempted=preempted, objects=list(objects),
+                      candidates=candidates))
 
 
 def up(test, sub, file):
@@ -964,8 +1044,14 @@ def finish(c, cid):
         p["metadata"]["uid"] = uid(cid, "pod", p["metadata"]["namespace"], p["metadata"]["name"])
         p["metadata"]["creationTimestamp"] = f"2025-01-02T00:{i // 60:02d}:{i % 60:02d}Z"
 
+    for o in c["objects"]:
+        assert o["kind"] == "PodDisruptionBudget", o["kind"]
+        o["metadata"]["uid"] = uid(cid, "pdb", o["metadata"]["namespace"], o["metadata"]["name"])
+        pdb_status(o, c["pods"])
+    pdbs = [o for o in c["objects"] if o["kind"] == "PodDisruptionBudget"]
+
     binds, unscheduled, messages, preempted, trace = model.simulate(
-        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"])
+        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs)
     if binds != c["binds"]:
         raise AssertionError(f"{cid}: model binds {binds}, table says {c['binds']}\n{trace}")
     if sorted(unscheduled) != sorted(c["unscheduled"]):
@@ -978,6 +1064,12 @@ def finish(c, cid):
         want_preempted = {k: sorted(v) for k, v in c["preempted"].items() if v}
         if got_preempted != want_preempted:
             raise AssertionError(f"{cid}: model preempts {got_preempted}, table says {want_preempted}\n{trace}")
+    for k, want in (c["candidates"] or {}).items():
+        got = next((t["preempt"]["candidates"] for t in trace if t["pod"] == k and "preempt" in t), None)
+        want = [(n, sorted(vs), nv) for n, vs, nv in want]
+        got = got and [(n, sorted(vs), nv) for n, vs, nv in got]
+        if got != want:
+            raise AssertionError(f"{cid}: model dry run for {k} gives {got}, table says {want}\n{trace}")
     if c["upstream"] is not None:
         # the first workload pod, scored alone by the one enabled plugin
         states = [model.NodeState(n) for n in c["nodes"]]
@@ -1009,7 +1101,11 @@ def finish(c, cid):
             steps.append(f"{t['pod']}: its nominated node {t['nominated']} passes the filters")
         elif "preempt" in t:
             pr = t["preempt"]
-            cands = ", ".join(f"{n} [{', '.join(vs)}]" for n, vs in pr["candidates"])
+            if c["objects"]:
+                cands = ", ".join(f"{n} [{', '.join(vs)}] ({nv} PDB violation{'' if nv == 1 else 's'})"
+                                  for n, vs, nv in pr["candidates"])
+            else:
+                cands = ", ".join(f"{n} [{', '.join(vs)}]" for n, vs, _ in pr["candidates"])
             steps.append(f"{t['pod']}: no node passes the filters, preempts {', '.join(pr['victims'])} "
                          f"on {pr['node']} (candidates {cands}; picked: {pr['why']}), is nominated there")
         else:
@@ -1023,6 +1119,8 @@ def finish(c, cid):
     out["nodes"] = c["nodes"]
     out["pods"] = c["pods"]
     out["workload"] = c["workload"]
+    if c["objects"]:
+        out["objects"] = c["objects"]
     expect = {}
     if binds:
         expect["binds"] = binds

@@ -25,8 +25,9 @@ Loop (schedule_one.go, ScheduleOne / schedulingCycle / SchedulePod):
   failure       FitError.Error() (framework/types.go) plus the PostFilter
                 message of DefaultPreemption, see post_filter().
   preemption    DefaultPreemption for real (post_filter and what it calls):
-                eligibility, potential nodes, victims with reprieve, the
-                choice of a node, then victims deleted, the pod nominated and
+                eligibility, potential nodes, victims with reprieve (PDB
+                violating pods first), the choice of a node (fewest PDB
+                violations first), then victims deleted, the pod nominated and
                 the unschedulable pods retried; nominated pods count on their
                 node for pods of lower or equal priority (filter_node). See
                 simulate() for the loop and README.md for what the cases
@@ -431,14 +432,93 @@ def plugin_scores(pod, states, plugins):
 
 # ---------------------------------------------------------------- postfilter
 # DefaultPreemption (plugins/defaultpreemption/default_preemption.go) through
-# Evaluator.Preempt (framework/preemption/preemption.go), without
-# PodDisruptionBudgets and without extenders.
+# Evaluator.Preempt (framework/preemption/preemption.go), with
+# PodDisruptionBudgets (read as given: only metadata.namespace, spec.selector,
+# status.disruptionsAllowed and status.disruptedPods; no disruption controller
+# runs in a simulation, so a status never changes) and without extenders.
 NOT_HELPFUL = "Preemption is not helpful for scheduling"
 NO_VICTIMS = "No preemption victims found for incoming pod"
 MIN_CANDIDATE_NODES_PERCENTAGE = 10  # DefaultPreemptionArgs defaults
 MIN_CANDIDATE_NODES_ABSOLUTE = 100
 PRIORITY_OFFSET = 2 ** 31            # math.MaxInt32 + 1, added to each victim's priority
 MAX_TIE_ORDERS = 5040                # reprieve orders tried when ties could matter
+
+
+class InvalidSelector(ValueError):
+    pass
+
+
+def _requirement_matches(req, labels):
+    """One matchExpressions entry, as labels.Requirement.Matches after
+    metav1.LabelSelectorAsSelector: In needs the key with a listed value,
+    NotIn is met by a missing key or an unlisted value, Exists / DoesNotExist
+    test the key alone. In and NotIn need values, Exists and DoesNotExist
+    take none; any other operator is invalid."""
+    op, k, vals = req.get("operator"), req.get("key"), req.get("values") or []
+    if op in ("In", "NotIn"):
+        if not vals:
+            raise InvalidSelector(f"{op} on {k!r} without values")
+        if op == "In":
+            return k in labels and labels[k] in vals
+        return k not in labels or labels[k] not in vals
+    if op in ("Exists", "DoesNotExist"):
+        if vals:
+            raise InvalidSelector(f"{op} on {k!r} with values")
+        return (k in labels) == (op == "Exists")
+    raise InvalidSelector(f"unknown operator {op!r}")
+
+
+def pdb_selects(pdb, pod):
+    """Whether the PDB covers the pod, as filterPodsWithPDBViolation
+    (default_preemption.go) decides it: same namespace; a pod without labels
+    is covered by no PDB; the selector goes through
+    metav1.LabelSelectorAsSelector, an invalid one (an error there) matches
+    nothing, and so does an absent (labels.Nothing) or empty one (no
+    matchLabels, no matchExpressions: selector.Empty() is skipped); otherwise
+    every matchLabels pair and every expression must hold."""
+    labels = pod["metadata"].get("labels") or {}
+    if not labels:
+        return False
+    if pdb["metadata"].get("namespace", "default") != pod["metadata"].get("namespace", "default"):
+        return False
+    sel = pdb.get("spec", {}).get("selector")
+    if sel is None:
+        return False
+    match_labels = sel.get("matchLabels") or {}
+    exprs = sel.get("matchExpressions") or []
+    if not match_labels and not exprs:
+        return False
+    try:
+        results = [_requirement_matches(e, labels) for e in exprs]
+    except InvalidSelector:
+        return False
+    return all(labels.get(k) == v for k, v in match_labels.items()) and all(results)
+
+
+def filter_pods_with_pdb_violation(pods, pdbs):
+    """filterPodsWithPDBViolation (default_preemption.go): splits `pods`
+    (most important first) into (violating, non_violating), each in input
+    order. Every PDB starts at its status.disruptionsAllowed, afresh for each
+    node (the function runs once per SelectVictimsOnNode). For each pod in
+    order, each PDB that covers it (pdb_selects) is charged one disruption,
+    unless the pod's name is in that PDB's status.disruptedPods (the API
+    server already counted its eviction); the pod is violating when any
+    charged PDB drops below zero. Charging does not stop at the first PDB
+    that goes negative: every covering PDB is charged."""
+    allowed = [pdb.get("status", {}).get("disruptionsAllowed", 0) for pdb in pdbs]
+    violating, non_violating = [], []
+    for p in pods:
+        violated = False
+        for i, pdb in enumerate(pdbs):
+            if not pdb_selects(pdb, p):
+                continue
+            if p["metadata"]["name"] in (pdb.get("status", {}).get("disruptedPods") or {}):
+                continue
+            allowed[i] -= 1
+            if allowed[i] < 0:
+                violated = True
+        (violating if violated else non_violating).append(p)
+    return violating, non_violating
 
 
 def nominated_here(pod, ns, nominations):
@@ -514,36 +594,56 @@ def _tie_orders(ordered, start):
         yield [p for g in combo for p in g]
 
 
-def select_victims_on_node(pod, ns, states, filters, nominations, start):
-    """DefaultPreemption.SelectVictimsOnNode: (victims, None) or (None, status).
+def _victims_in_order(pod, ns, order, states, filters, nominations, pdbs):
+    """The part of SelectVictimsOnNode that depends on the order of the
+    potential victims: filter_pods_with_pdb_violation on `order`, then the
+    violating pods are put back first and the non-violating ones after (each
+    group in `order`); every violating pod that cannot stay counts one PDB
+    violation (numViolatingVictim). Returns (victims, violations)."""
+    violating, non_violating = filter_pods_with_pdb_violation(order, pdbs)
+    victims = _reprieve(pod, ns, violating + non_violating, states, filters, nominations)
+    gone = {key(v) for v in victims}
+    return victims, sum(1 for p in violating if key(p) in gone)
+
+
+def select_victims_on_node(pod, ns, states, filters, nominations, start, pdbs=()):
+    """DefaultPreemption.SelectVictimsOnNode: (victims, violations, None) or
+    (None, 0, status).
       - the potential victims are the node's pods of lower priority
         (isPreemptionAllowed with the default IsEligiblePod); none ->
         UnschedulableAndUnresolvable "No preemption victims found for
         incoming pod";
       - all of them are taken off and the filters run again (with nominated
         pods); a rejection is the node's status;
-      - they are put back most important first, each kept if the pod still
-        fits; the rest are the victims, most important first."""
+      - they are sorted most important first and split by
+        filter_pods_with_pdb_violation; the violating ones are put back
+        first, then the others, each kept if the pod still fits; the rest are
+        the victims (sorted most important first again), and each violating
+        pod among them is one PDB violation. Without PDBs every pod is
+        non-violating and the order is the importance order."""
     lower = [p for p in ns.pods if priority(p) < priority(pod)]
     if not lower:
-        return None, (UNRESOLVABLE, [NO_VICTIMS])
+        return None, 0, (UNRESOLVABLE, [NO_VICTIMS])
     for p in lower:
         ns.remove(p)
     try:
         st = filter_node(pod, ns, states, filters, nominations)
         if st:
-            return None, st
+            return None, 0, st
         ordered = sorted(lower, key=lambda p: importance(p, start))
-        outcomes = {tuple(sorted(key(v) for v in _reprieve(pod, ns, order, states, filters, nominations)))
-                    for order in _tie_orders(ordered, start)}
+        outcomes = set()
+        for order in _tie_orders(ordered, start):
+            vs, n = _victims_in_order(pod, ns, order, states, filters, nominations, pdbs)
+            outcomes.add((tuple(sorted(key(v) for v in vs)), n))
         if len(outcomes) > 1:
-            raise AssertionError(f"{key(pod)}: the victims on {ns.name} depend on the order of pods of equal "
-                                 f"priority and start time (upstream: unstable sort): {sorted(outcomes)}")
-        victims = _reprieve(pod, ns, ordered, states, filters, nominations)
+            raise AssertionError(f"{key(pod)}: the victims on {ns.name} (or their PDB violations) depend on the "
+                                 f"order of pods of equal priority and start time (upstream: unstable sort): "
+                                 f"{sorted(outcomes)}")
+        victims, violations = _victims_in_order(pod, ns, ordered, states, filters, nominations, pdbs)
         if not victims:
             raise AssertionError(f"{key(pod)}: {ns.name} needs no victim (upstream: 'expected at least one "
                                  f"victim pod' error)")
-        return victims, None
+        return sorted(victims, key=lambda p: importance(p, start)), violations, None
     finally:
         for p in lower:
             ns.add(p)
@@ -553,15 +653,17 @@ def _highest(vs):
     return max(priority(v) for v in vs)
 
 
-# pickOneNodeForPreemption's criteria without PDBs (the PDB-violation count is
-# 0 everywhere), each a score where higher is better, in upstream's order.
+# pickOneNodeForPreemption's criteria, each a score where higher is better, in
+# upstream's order. A candidate is (node, victims, PDB violations); without
+# PDBs the first criterion ties everywhere (0 violations) and the others decide.
 PICK_CRITERIA = [
-    ("lowest highest victim priority", lambda vs, start: -_highest(vs)),
+    ("fewest PDB violations", lambda c, start: -c[2]),
+    ("lowest highest victim priority", lambda c, start: -_highest(c[1])),
     ("lowest sum of victim priorities, each plus 2^31",
-     lambda vs, start: -sum(priority(v) + PRIORITY_OFFSET for v in vs)),
-    ("fewest victims", lambda vs, start: -len(vs)),
+     lambda c, start: -sum(priority(v) + PRIORITY_OFFSET for v in c[1])),
+    ("fewest victims", lambda c, start: -len(c[1])),
     ("latest earliest start among the highest-priority victims",
-     lambda vs, start: min(start[key(v)] for v in vs if priority(v) == _highest(vs))),
+     lambda c, start: min(start[key(v)] for v in c[1] if priority(v) == _highest(c[1]))),
 ]
 
 
@@ -570,38 +672,49 @@ def pick_one_node(candidates, start):
     taken as is; otherwise each criterion keeps the candidates with its best
     score until one is left. Upstream iterates a map and (on the last tie)
     takes the first, so a tie after every criterion is refused; sift would
-    take the first in node order. Returns (node, victims, criterion)."""
+    take the first in node order. Returns (node, victims, violations,
+    criterion)."""
     if len(candidates) == 1:
         return candidates[0] + ("the only candidate",)
     remaining = list(candidates)
     for name, f in PICK_CRITERIA:
-        scores = [f(vs, start) for _, vs in remaining]
+        scores = [f(c, start) for c in remaining]
         best = max(scores)
         remaining = [c for c, sc in zip(remaining, scores) if sc == best]
         if len(remaining) == 1:
             return remaining[0] + (name,)
-    raise AssertionError(f"preemption candidates tie on every criterion: {[n for n, _ in remaining]} "
+    raise AssertionError(f"preemption candidates tie on every criterion: {[c[0] for c in remaining]} "
                          f"(upstream: map order)")
 
 
-def post_filter(pod, statuses, states, filters, nominations, start):
+def post_filter(pod, statuses, states, filters, nominations, start, pdbs=()):
     """DefaultPreemption.PostFilter -> Evaluator.Preempt. Returns a dict:
     {"message": ...} when preemption does not help (with "clear": whether the
     pod's nomination is cleared: Preempt returns a result with an empty
     nominated node when no candidate is found, nil when the pod is not
-    eligible), or {"node", "victims", "why", "candidates"} when it does.
+    eligible), or {"node", "victims", "violations", "why", "candidates"}
+    when it does.
       1. PodEligibleToPreemptOthers: preemptionPolicy Never -> "not eligible
          due to preemptionPolicy=Never." Its other rule (a terminating victim
          of lower priority on the pod's nominated node) never applies: the
          loop deletes victims at once;
       2. findCandidates: the potential nodes are those whose filter status is
          Unschedulable (NodesForStatusCode), in node order; none -> an empty
-         status map;
-      3. DryRunPreemption: SelectVictimsOnNode on the potential nodes until
-         max(10% of them, 100) capped at their number are candidates.
+         status map. Every PDB of the cluster is passed on (the PDB lister,
+         all namespaces);
+      3. DryRunPreemption: SelectVictimsOnNode on the potential nodes; a
+         candidate with no PDB violation goes to the non-violating list, else
+         to the violating one, each list holding at most numCandidates =
+         max(10% of the potential nodes, 100) capped at their number (more
+         are dropped). The search stops once the non-violating list is not
+         empty and both lists together hold numCandidates, so it looks past
+         numCandidates until it finds a node without PDB violations. The
+         candidates are the non-violating ones, then the violating ones.
          Upstream starts at a random offset; this model (like sift) at the
-         first node, and refuses a case where the cap would stop the search
-         early (the offset would decide);
+         first node, and refuses a case where the search would stop before
+         the last potential node (the offset would decide). With sift's
+         fixed defaults numCandidates is the number of potential nodes up to
+         100 of them, so there every potential node is dry-run;
       4. no candidate -> a FitError over the dry-run statuses, nodes absent
          from it reading "Preemption is not helpful for scheduling"; its
          Error() text, prefixed "preemption: ", is the PostFilter message;
@@ -609,27 +722,31 @@ def post_filter(pod, statuses, states, filters, nominations, start):
     if pod["spec"].get("preemptionPolicy") == "Never":
         return {"message": "preemption: not eligible due to preemptionPolicy=Never.", "clear": False}
     potential = [s for s in states if statuses[s.name][0] == UNSCHED]
-    hist, candidates = {}, []
+    hist, non_violating, violating = {}, [], []
     if potential:
         want = min(max(len(potential) * MIN_CANDIDATE_NODES_PERCENTAGE // 100,
                        MIN_CANDIDATE_NODES_ABSOLUTE), len(potential))
-        for s in potential:
-            if len(candidates) >= want:
+        for i, s in enumerate(potential):
+            victims, violations, st = select_victims_on_node(pod, s, states, filters, nominations, start, pdbs)
+            if victims is None:
+                for r in st[1]:
+                    hist[r] = hist.get(r, 0) + 1
+                continue
+            bucket = violating if violations else non_violating
+            if len(bucket) < want:
+                bucket.append((s.name, victims, violations))
+            if non_violating and len(non_violating) + len(violating) >= want and i + 1 < len(potential):
                 raise AssertionError(f"{key(pod)}: the dry run stops at {want} candidates before the last "
                                      f"potential node; upstream's random offset would decide which")
-            victims, st = select_victims_on_node(pod, s, states, filters, nominations, start)
-            if victims is not None:
-                candidates.append((s.name, victims))
-                continue
-            for r in st[1]:
-                hist[r] = hist.get(r, 0) + 1
+    candidates = non_violating + violating
     if not candidates:
         absent = len(states) - len(potential)
         if absent:
             hist[NOT_HELPFUL] = hist.get(NOT_HELPFUL, 0) + absent
         return {"message": "preemption: " + histogram_message(len(states), hist), "clear": True}
-    node, victims, why = pick_one_node(candidates, start)
-    return {"node": node, "victims": victims, "why": why, "candidates": candidates}
+    node, victims, violations, why = pick_one_node(candidates, start)
+    return {"node": node, "victims": victims, "violations": violations, "why": why,
+            "candidates": candidates}
 
 
 def histogram_message(n, hist):
@@ -647,7 +764,7 @@ def fit_error_histogram(statuses, states):
 
 
 # ---------------------------------------------------------------------- loop
-def simulate(nodes, pods, workload, config=None, filters=None):
+def simulate(nodes, pods, workload, config=None, filters=None, pdbs=()):
     """The scheduleOne loop over a workload that arrives at once (instant 0).
     Returns (binds, unscheduled, messages, preempted, trace): `messages` holds
     the last FitError text of each pod left unscheduled, `preempted` maps
@@ -663,7 +780,8 @@ def simulate(nodes, pods, workload, config=None, filters=None):
     waiting pod, the preemptor included, goes back to the active queue and
     is retried at once, the preemptor first by queue order (upstream would
     hold them in backoff for a second; the cases are built so that this does
-    not change the outcome, see README.md).
+    not change the outcome, see README.md). `pdbs` are the cluster's
+    PodDisruptionBudgets, read by the preemption only and never updated.
 
     A cycle: a pod with a nominated node tries it first and takes it if it
     passes the filters (findNodesThatFitPod / evaluateNominatedNode); else
@@ -718,7 +836,7 @@ def simulate(nodes, pods, workload, config=None, filters=None):
                     feasible.append(s)
             if not feasible:
                 histogram = fit_error_histogram(statuses, states)
-                result = post_filter(pod, statuses, states, filters, nominations, start)
+                result = post_filter(pod, statuses, states, filters, nominations, start, pdbs)
                 entry = {"pod": k, "failed": statuses}
                 trace.append(entry)
                 queued[k] = now
@@ -740,8 +858,9 @@ def simulate(nodes, pods, workload, config=None, filters=None):
                         del nominations[other]
                 nominations[k] = (node.name, pod)
                 entry["preempt"] = {"node": node.name, "victims": [key(v) for v in result["victims"]],
-                                    "why": result["why"],
-                                    "candidates": [(n, [key(v) for v in vs]) for n, vs in result["candidates"]]}
+                                    "violations": result["violations"], "why": result["why"],
+                                    "candidates": [(n, [key(v) for v in vs], nv)
+                                                   for n, vs, nv in result["candidates"]]}
                 active = sorted(active + waiting, key=qkey)
                 waiting = []
                 continue
