@@ -1028,6 +1028,267 @@ case(G, "a preemptor that finds no victim on its retry loses its nomination",
            "in the order vip, urgent, small (priority, and backoffs that end in failure order).")
 
 
+# --- PodDisruptionBudgets. The scheduler reads a PDB's status as it finds it;
+# in a simulation no disruption controller runs, so every status stays as the
+# case gives it (deleting a victim changes no PDB).
+DPGO = UPSTREAM + "framework/plugins/defaultpreemption/default_preemption.go"
+FOO = {"app": "foo"}
+PDB_DRY_NOTE = (" Upstream's PDB has no name and, like the test's pods, the empty namespace; here it is pdb-foo in "
+                "default. Its selector is matchLabels app=foo.")
+
+case(G, "preemption with violation of same pdb",
+     ("TestDryRunPreemption/preemption with violation of same pdb", DP),
+     [dp_node("node1")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("p1.1", MEDIUM, MID, node="node1", labels=FOO),
+           dp_pod("p1.2", MEDIUM, MID, node="node1", labels=FOO)],
+     objects=[pdb("pdb-foo", {"matchLabels": FOO}, 1)],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node1"}, preempted={"default/p": ["default/p1.1", "default/p1.2"]},
+     candidates={"default/p": [("node1", ["default/p1.1", "default/p1.2"], 1)]},
+     notes=DP_NOTE + PDB_DRY_NOTE + " Upstream: one candidate, node1, victims p1.1 and p1.2 with NumPDBViolations "
+           "1. The PDB allows one disruption: the first pod in importance order uses it, the second is "
+           "violating. p needs the whole node, so both go, and the violating one counts one violation. A PDB "
+           "is best effort: with no other node, p still preempts and binds. Which of the two (equal priority "
+           "and start) is the violating one does not change the victims or the count.")
+
+case(G, "preemption with violation of the pdb, the victim doesn't belong to DisruptedPods",
+     ("TestDryRunPreemption/preemption with violation of the pdb with pod whose eviction was processed, "
+      "the victim doesn't belong to DisruptedPods", DP),
+     [dp_node("node1")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("p1.1", MEDIUM, MID, node="node1", labels=FOO),
+           dp_pod("p1.2", MEDIUM, MID, node="node1", labels=FOO)],
+     objects=[pdb("pdb-foo", {"matchLabels": FOO}, 1, disrupted=["p2"])],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node1"}, preempted={"default/p": ["default/p1.1", "default/p1.2"]},
+     candidates={"default/p": [("node1", ["default/p1.1", "default/p1.2"], 1)]},
+     notes=DP_NOTE + PDB_DRY_NOTE + " Upstream: victims p1.1 and p1.2, NumPDBViolations 1. status.disruptedPods "
+           "lists p2, a pod that is not on the node (not in the cluster at all), so it changes nothing: the "
+           "same outcome as \"preemption with violation of same pdb\".")
+
+case(G, "preemption with violation of the pdb, the victim belongs to DisruptedPods",
+     ("TestDryRunPreemption/preemption with violation of the pdb with pod whose eviction was processed, "
+      "the victim belongs to DisruptedPods", DP),
+     [dp_node("node1")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("p1.1", MEDIUM, MID, node="node1", labels=FOO),
+           dp_pod("p1.2", MEDIUM, MID, node="node1", labels=FOO)],
+     objects=[pdb("pdb-foo", {"matchLabels": FOO}, 1, disrupted=["p1.2"])],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node1"}, preempted={"default/p": ["default/p1.1", "default/p1.2"]},
+     candidates={"default/p": [("node1", ["default/p1.1", "default/p1.2"], 0)]},
+     notes=DP_NOTE + PDB_DRY_NOTE + " Upstream: victims p1.1 and p1.2, NumPDBViolations 0. p1.2 is in "
+           "status.disruptedPods (its eviction was already processed by the API server), so it is not "
+           "charged to the PDB; p1.1 alone uses the one allowed disruption. Only the violation count differs "
+           "from \"preemption with violation of same pdb\"; with a single candidate it decides nothing "
+           "here (Preemption/022 makes it decide the node).")
+
+case(G, "preemption with violation of the pdb, the victim in DisruptedPods is treated as non-violating",
+     ("TestDryRunPreemption/preemption with violation of the pdb with pod whose eviction was processed, "
+      "the victim which belongs to DisruptedPods is treated as 'nonViolating'", DP),
+     [dp_node("node1")],
+     [dp_pod("p", VERY_LARGE, HIGH)],
+     pods=[dp_pod("p1.1", SMALL, MID, node="node1", labels=FOO),
+           dp_pod("p1.2", SMALL, MID, node="node1", labels=FOO),
+           dp_pod("p1.3", SMALL, MID, node="node1", labels=FOO)],
+     objects=[pdb("pdb-foo", {"matchLabels": FOO}, 1, disrupted=["p1.3"])],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node1"},
+     preempted={"default/p": ["default/p1.1", "default/p1.2", "default/p1.3"]},
+     candidates={"default/p": [("node1", ["default/p1.1", "default/p1.2", "default/p1.3"], 1)]},
+     notes=DP_NOTE + PDB_DRY_NOTE + " Upstream: victims p1.1, p1.2, p1.3, NumPDBViolations 1. Upstream's three "
+           "pods request 200m each on a 500m node (600m: the test's snapshot does not check); here they "
+           "request 100m (SMALL), which still leaves no room for p (500m) beside any of them, so all three "
+           "are victims as upstream. p1.3, in status.disruptedPods, is non-violating and not charged; of "
+           "p1.1 and p1.2 the first uses the one allowed disruption and the second is violating: one "
+           "violation, whatever the order of the three equal pods.")
+
+case(G, "preemption looks past the candidates a PDB violates to a node without violations",
+     ("TestDryRunPreemption/preemption looks past numCandidates until a non-PDB violating node is found", DP),
+     [dp_node(f"node{i}") for i in range(1, 6)],
+     [dp_pod("p", LARGE, HIGH)],
+     pods=[dp_pod("p1", LARGE, MID, node="node1", labels=FOO),
+           dp_pod("p2", LARGE, MID, node="node2", labels=FOO),
+           dp_pod("p3", LARGE, MID, node="node3"),
+           dp_pod("p4", LARGE, MID, node="node4", labels=FOO),
+           dp_pod("p5", LARGE, MID, node="node5", labels=FOO)],
+     objects=[pdb("pdb-foo", {"matchLabels": FOO}, 0)],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node3"}, preempted={"default/p": ["default/p3"]},
+     candidates={"default/p": [("node3", ["default/p3"], 0), ("node1", ["default/p1"], 1),
+                               ("node2", ["default/p2"], 1), ("node4", ["default/p4"], 1),
+                               ("node5", ["default/p5"], 1)]},
+     notes=DP_NOTE + PDB_DRY_NOTE + " Upstream sets minCandidateNodesPercentage 40 / minCandidateNodesAbsolute "
+           "2 (numCandidates 2) and offset 4, and expects candidates node1 and node5 (one PDB violation "
+           "each) and node3 (none): the dry run visits node5, node1, node2 (violating, dropped: the "
+           "violating list is full) and stops at node3, the first node without a violation. sift's "
+           "minCandidateNodes are the defaults 10%/100, so numCandidates is 5 and all five nodes are dry-run; "
+           "with upstream's pods node3 and node4 would both be free of violations and tie on every "
+           "criterion (upstream: map order). Adapted: p4 also carries app=foo, so node3 is the only node "
+           "whose victim the PDB (0 disruptions allowed) does not cover. The candidates are then the "
+           "non-violating node3 and the violating node1, node2, node4, node5, and p preempts p3 on node3 on "
+           "the first criterion, fewest PDB violations, although node1 comes first (without PDBs the five "
+           "candidates would tie on every criterion). With upstream's args and offset the adapted case also "
+           "stops at node3 and picks it.")
+
+IS_VIOLATING = "test.kubernetes.io/is-violating-pdb"
+case(G, "pod can be made schedulable on minHighestPriority node (PDB violations tie)",
+     ("TestPostFilter/pod can be made schedulable on minHighestPriority node", DP),
+     [node("node1", {"cpu": "1", "memory": "4Gi"}), node("node2", {"cpu": "1", "memory": "4Gi"})],
+     [pod("p", {"cpu": "1", "memory": "512Mi"}, prio=VERY_HIGH)],
+     pods=[pod("p1", {"cpu": "500m", "memory": "256Mi"}, node="node1", prio=HIGH,
+               labels={IS_VIOLATING: "non-violating"}),
+           pod("p2", {"cpu": "500m", "memory": "256Mi"}, node="node1", prio=LOW,
+               labels={IS_VIOLATING: "violating"}),
+           pod("p3", {"cpu": "1", "memory": "512Mi"}, node="node2", prio=MID,
+               labels={IS_VIOLATING: "violating"})],
+     objects=[pdb("violating-pdb", {"matchLabels": {IS_VIOLATING: "violating"}}, 0, min_available="100%"),
+              pdb("non-violating-pdb", {"matchLabels": {IS_VIOLATING: "non-violating"}}, 2 ** 31 - 1,
+                  min_available=0)],
+     filters=["NodeResourcesFit"],
+     binds={"default/p": "node2"}, preempted={"default/p": ["default/p3"]},
+     candidates={"default/p": [("node1", ["default/p1", "default/p2"], 1), ("node2", ["default/p3"], 1)]},
+     notes="Upstream: nominated node2. Upstream's nodes allow one pod each (Capacity(pods: 1)) and node1 holds "
+           "two; p requests nothing, so any pod left on a node keeps p out. Adapted to cpu so that no node "
+           "is overfull: each node has 1 CPU, p requests 1 CPU, p1 and p2 500m each, p3 1 CPU; every "
+           "pod still has to go from the node p takes. The PDBs are upstream's: violating-pdb (minAvailable "
+           "100%, 0 disruptions allowed) covers p2 and p3, non-violating-pdb (minAvailable 0, "
+           "disruptionsAllowed 2147483647 as upstream sets it; a disruption controller would report 1) "
+           "covers p1. node1: p2 is violating and put back first, but p does not fit beside it; p1 "
+           "(non-violating) neither: victims p1 and p2, one violation. node2: victim p3, one violation. "
+           "The first criterion ties at one violation each, and node2 wins on the lowest highest victim "
+           "priority (100 against node1's 1000).")
+
+case(G, "a PDB decides the node: the preemptor avoids the victim it covers",
+     ("sift-derived: pickOneNodeForPreemption's first criterion, the fewest PDB violations", PRE),
+     [node("node1", {"cpu": "2", "memory": "4Gi"}), node("node2", {"cpu": "2", "memory": "4Gi"})],
+     [pod("urgent", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[pod("ledger-0", {"cpu": "2", "memory": "1Gi"}, node="node1", prio=0, labels={"app": "ledger"}),
+           pod("report", {"cpu": "2", "memory": "1Gi"}, node="node2", prio=10)],
+     objects=[pdb("ledger", {"matchLabels": {"app": "ledger"}}, 0)],
+     binds={"default/urgent": "node2"}, preempted={"default/urgent": ["default/report"]},
+     candidates={"default/urgent": [("node2", ["default/report"], 0), ("node1", ["default/ledger-0"], 1)]},
+     notes="Both nodes are full; urgent (priority 100) needs a whole node. node1's only pod, ledger-0 "
+           "(priority 0), is covered by the PDB ledger, which allows no disruption; node2's, report (priority "
+           "10), by none. Without PDBs node1 would win (lowest highest victim priority, 0 against 10); with "
+           "them node1's candidate has one PDB violation and node2's none, and the first criterion picks "
+           "node2. urgent evicts report and binds to node2; ledger-0 stays.")
+
+case(G, "a PDB that allows one disruption changes which victim is reprieved",
+     ("sift-derived: SelectVictimsOnNode reprieves the PDB-violating pods first "
+      "(filterPodsWithPDBViolation)", DPGO),
+     [node("node1", {"cpu": "2", "memory": "4Gi"})],
+     [pod("urgent", {"cpu": "1", "memory": "1Gi"}, prio=100)],
+     pods=[pod("web-a", {"cpu": "1", "memory": "1Gi"}, node="node1", prio=10, labels={"app": "web"}),
+           pod("web-b", {"cpu": "1", "memory": "1Gi"}, node="node1", prio=5, labels={"app": "web"})],
+     objects=[pdb("web", {"matchLabels": {"app": "web"}}, 1)],
+     binds={"default/urgent": "node1"}, preempted={"default/urgent": ["default/web-a"]},
+     candidates={"default/urgent": [("node1", ["default/web-a"], 0)]},
+     notes="node1 (2 CPUs) holds web-a (priority 10) and web-b (priority 5), 1 CPU each; urgent (priority 100, "
+           "1 CPU) needs one of them gone. Without PDBs the reprieve goes most important first: web-a stays, "
+           "web-b is the victim. The PDB web covers both and allows one disruption: in importance order "
+           "web-a uses it (non-violating) and web-b would exceed it (violating). Violating pods are put back "
+           "first, so web-b stays and web-a, the pod of higher priority, is evicted, with no PDB violation. "
+           "(With 0 disruptions allowed both would be violating and web-b would go, one violation.)")
+
+case(G, "a victim listed in the PDB's disruptedPods is not charged",
+     ("sift-derived: filterPodsWithPDBViolation skips pods in status.disruptedPods; pickOneNodeForPreemption",
+      DPGO),
+     [node(f"node{i}", {"cpu": "2", "memory": "4Gi"}) for i in range(1, 4)],
+     [pod("urgent", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[pod("web-a", {"cpu": "2", "memory": "1Gi"}, node="node1", prio=0, labels={"app": "web"}),
+           pod("web-b", {"cpu": "2", "memory": "1Gi"}, node="node2", prio=5, labels={"app": "web"}),
+           pod("job", {"cpu": "2", "memory": "1Gi"}, node="node3", prio=10)],
+     objects=[pdb("web", {"matchLabels": {"app": "web"}}, 0, disrupted=["web-b"])],
+     binds={"default/urgent": "node2"}, preempted={"default/urgent": ["default/web-b"]},
+     candidates={"default/urgent": [("node2", ["default/web-b"], 0), ("node3", ["default/job"], 0),
+                                    ("node1", ["default/web-a"], 1)]},
+     notes="Three full nodes, one pod each; urgent needs a whole node. The PDB web (minAvailable 1) covers "
+           "web-a and web-b and allows no disruption; web-b is in its status.disruptedPods (an eviction the "
+           "API server already granted), so it is not charged. node1's web-a is one violation, node2's web-b "
+           "and node3's job none; of node2 and node3, node2 has the lower victim priority (5 against 10). "
+           "Without PDBs urgent would take node1 (priority 0); charging web-b too would leave node3 alone "
+           "without a violation.")
+
+case(G, "every PDB that covers a victim is charged",
+     ("sift-derived: filterPodsWithPDBViolation decrements every matching PDB, also after one is violated",
+      DPGO),
+     [node("node1", {"cpu": "2", "memory": "4Gi"}), node("node2", {"cpu": "2", "memory": "4Gi"})],
+     [pod("urgent", {"cpu": "2", "memory": "1Gi"}, prio=100)],
+     pods=[pod("api-0", {"cpu": "1", "memory": "1Gi"}, node="node1", prio=20,
+               labels={"app": "api", "team": "core"}),
+           pod("worker-0", {"cpu": "1", "memory": "1Gi"}, node="node1", prio=10,
+               labels={"app": "worker", "team": "core"}),
+           pod("api-1", {"cpu": "2", "memory": "1Gi"}, node="node2", prio=30, labels={"app": "api"})],
+     objects=[pdb("api", {"matchLabels": {"app": "api"}}, 0),
+              pdb("team-core", {"matchLabels": {"team": "core"}}, 1)],
+     binds={"default/urgent": "node2"}, preempted={"default/urgent": ["default/api-1"]},
+     candidates={"default/urgent": [("node1", ["default/api-0", "default/worker-0"], 2),
+                                    ("node2", ["default/api-1"], 1)]},
+     notes="urgent needs a whole node. On node1, api-0 (priority 20, first in importance order) is covered by "
+           "the PDB api (0 allowed: violating) and by team-core (1 allowed: charged down to 0); worker-0 "
+           "(priority 10) by team-core alone, now exhausted, so it is violating too: two violations. On "
+           "node2 api-1 is covered by api: one violation. node2 wins on the fewest PDB violations. Stopping "
+           "at the first violated PDB would leave team-core's disruption for worker-0, node1 at one "
+           "violation, and node1 would win on priority (20 against 30), as it would without PDBs.")
+
+case(G, "PDB label selectors: In, NotIn, Exists, DoesNotExist, namespace, empty and absent selectors",
+     ("sift-derived: filterPodsWithPDBViolation matching through metav1.LabelSelectorAsSelector", DPGO),
+     [node(f"node{i}", {"cpu": "1", "memory": "4Gi"}) for i in range(1, 5)],
+     [pod("urgent", {"cpu": "1", "memory": "1Gi"}, prio=100)],
+     pods=[pod("db-0", {"cpu": "1", "memory": "1Gi"}, node="node1", prio=10, labels={"app": "db"}),
+           pod("web-0", {"cpu": "1", "memory": "1Gi"}, node="node2", prio=20,
+               labels={"app": "web", "tier": "front"}),
+           pod("api-0", {"cpu": "1", "memory": "1Gi"}, node="node3", prio=30, labels={"app": "api"}),
+           pod("api-canary", {"cpu": "1", "memory": "1Gi"}, node="node4", prio=40,
+               labels={"app": "api", "tier": "back", "track": "canary", "canary": "true"})],
+     objects=[pdb("db-or-cache", {"matchExpressions": [
+                  {"key": "app", "operator": "In", "values": ["db", "cache"]}]}, 0),
+              pdb("tiered-not-canary", {"matchExpressions": [
+                  {"key": "track", "operator": "NotIn", "values": ["canary"]},
+                  {"key": "tier", "operator": "Exists"}]}, 0),
+              pdb("api-stable", {"matchLabels": {"app": "api"}, "matchExpressions": [
+                  {"key": "canary", "operator": "DoesNotExist"}]}, 0),
+              pdb("api", {"matchLabels": {"app": "api"}}, 0, ns="other"),
+              pdb("empty-selector", {}, 0),
+              pdb("no-selector", NO_SELECTOR, 0)],
+     binds={"default/urgent": "node4"}, preempted={"default/urgent": ["default/api-canary"]},
+     candidates={"default/urgent": [("node4", ["default/api-canary"], 0), ("node1", ["default/db-0"], 1),
+                                    ("node2", ["default/web-0"], 1), ("node3", ["default/api-0"], 1)]},
+     notes="Four full nodes, one pod each (priorities 10, 20, 30, 40); urgent needs a whole node. Every PDB "
+           "allows no disruption. db-0 is covered by db-or-cache (app In [db, cache]); web-0 by "
+           "tiered-not-canary (track NotIn [canary] holds for a pod without the key; tier Exists); api-0 by "
+           "api-stable (matchLabels app=api, canary DoesNotExist). api-canary is covered by none: app=api "
+           "is not In [db, cache], track=canary fails NotIn, its canary label fails DoesNotExist; the PDB "
+           "api selects it by label but lives in namespace other; empty-selector ({}) and no-selector "
+           "(spec.selector absent) match nothing for the scheduler (under policy/v1 the disruption controller "
+           "counts every pod of the namespace for an empty selector, hence its status). So node4 is the only "
+           "candidate without a PDB violation and wins on the first criterion. A matcher that missed In "
+           "would pick node1, one that missed NotIn on a missing key or Exists node2, one that missed "
+           "DoesNotExist node3; one that matched api-canary (DoesNotExist always true, namespace ignored, "
+           "an empty or absent selector matching all) node1, as would no PDB support.")
+
+case(G, "a pod without labels is covered by no PDB",
+     ("sift-derived: filterPodsWithPDBViolation skips pods without labels", DPGO),
+     [node(f"node{i}", {"cpu": "1", "memory": "4Gi"}) for i in range(1, 4)],
+     [pod("urgent", {"cpu": "1", "memory": "1Gi"}, prio=100)],
+     pods=[pod("x-0", {"cpu": "1", "memory": "1Gi"}, node="node1", prio=10, labels={"app": "x"}),
+           pod("plain", {"cpu": "1", "memory": "1Gi"}, node="node2", prio=20),
+           pod("canary-0", {"cpu": "1", "memory": "1Gi"}, node="node3", prio=30, labels={"canary": "true"})],
+     objects=[pdb("x", {"matchLabels": {"app": "x"}}, 0),
+              pdb("non-canary", {"matchExpressions": [{"key": "canary", "operator": "DoesNotExist"}]}, 0)],
+     binds={"default/urgent": "node2"}, preempted={"default/urgent": ["default/plain"]},
+     candidates={"default/urgent": [("node2", ["default/plain"], 0), ("node3", ["default/canary-0"], 0),
+                                    ("node1", ["default/x-0"], 1)]},
+     notes="Three full nodes, one pod each; urgent needs a whole node. Both PDBs allow no disruption. x-0 "
+           "(priority 10) is covered by x (and by non-canary): one violation. plain (priority 20) has no "
+           "labels; non-canary's selector (canary DoesNotExist) would match it, but upstream checks a pod's "
+           "labels first and a pod without any is covered by no PDB. canary-0 (priority 30) fails "
+           "DoesNotExist. node2 and node3 are free of violations and node2 has the lower victim priority. "
+           "Matching plain would leave node3 alone without a violation; without PDBs node1 would win.")
+
+
 # =================================================================== writer
 def slug(s):
     return re.sub(r"[^a-z0-9]+", "-", s.lower()).strip("-")[:70]
