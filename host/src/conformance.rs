@@ -297,6 +297,10 @@ pub struct SimulationCase {
     pub namespaces: Vec<Value>,
     /// Pending pods, in arrival order.
     pub workload: Vec<Value>,
+    /// Other objects of the cluster, as kubectl prints them (today:
+    /// PodDisruptionBudgets).
+    #[serde(default)]
+    pub objects: Vec<Value>,
     /// Batch mode: Volcano Queues, PodGroups and PriorityClasses.
     #[serde(default)]
     pub queues: Vec<Value>,
@@ -370,7 +374,10 @@ fn run_simulation_case(
     config.check_scores().context("config")?;
     crate::config::extenders::check_extenders(&config.extenders).context("config")?;
     let catalog = catalog.reconfigured(&config).context("config")?;
-    let objects = cluster_objects(file, case.nodes, case.pods, case.namespaces)?;
+    let mut objects = cluster_objects(file, case.nodes, case.pods, case.namespaces)?;
+    for (i, v) in case.objects.into_iter().enumerate() {
+        objects.add_json(file, &format!("objects[{i}]"), v, None)?;
+    }
     let mut pending = Objects::default();
     for (i, p) in case.workload.into_iter().enumerate() {
         pending.add_json(file, &format!("workload[{i}]"), p, Some("Pod"))?;

@@ -1,11 +1,13 @@
 //! The cluster: objects applied one at a time ([`state`]), the immutable
 //! view one scheduling cycle sees ([`snapshot`], kube-scheduler's NodeInfo
-//! list and NodeTree order), pods nominated to nodes ([`nominated`]), and
+//! list and NodeTree order), pods nominated to nodes ([`nominated`]), PodDisruptionBudgets
+//! ([`disruption`]), and
 //! generated clusters ([`synthetic`]).
 //!
 //! Imports only `input`. The state builds snapshots; a snapshot never
 //! names the state.
 
+pub mod disruption;
 pub mod nominated;
 pub mod snapshot;
 pub mod state;

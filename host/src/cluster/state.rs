@@ -9,11 +9,13 @@
 //! [`ClusterState`]).
 
 use super::Snapshot;
+use super::disruption::{Budgets, Candidate};
 use super::nominated::{Nominated, Nominations};
 use super::snapshot::{ClusterView, Namespaces};
 use crate::input::{Objects, kube};
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use sift_sdk::resources::{NonZero, Resources};
 use sift_sdk::{
     GroupCount, HostPort, Labels, Node, Pod, PodAffinityTerm, PodAnnotations, PodGroup,
@@ -254,6 +256,8 @@ pub struct ClusterState {
     scheduler_name: Option<String>,
     /// Pod annotation keys plugins read on nodes: only these are kept.
     pod_annotation_keys: BTreeSet<String>,
+    /// PodDisruptionBudgets, which preemption spares pods by.
+    budgets: Budgets,
 }
 
 impl ClusterState {
@@ -266,6 +270,46 @@ impl ClusterState {
             .flatten()
             .filter_map(|k| self.pods.by_key.get(k).map(|u| (k.clone(), u.priority)))
             .collect()
+    }
+
+    /// Which of the bound pods `keys` (most important first) evicting all
+    /// of them would violate a PodDisruptionBudget ([`Budgets::violating`]).
+    pub fn violating_budgets(&self, keys: &[&str]) -> Vec<bool> {
+        if self.budgets.is_empty() {
+            return vec![false; keys.len()];
+        }
+        let empty = Labels::default();
+        let pods: Vec<Candidate> = keys
+            .iter()
+            .map(|key| {
+                let group = self
+                    .pods
+                    .by_key
+                    .get(*key)
+                    .and_then(|u| self.pods.groups.get(&u.group));
+                let (namespace, name) = key.split_once('/').unwrap_or(("", key));
+                Candidate {
+                    namespace,
+                    name,
+                    labels: group.map_or(&empty, |(g, _)| &g.labels),
+                }
+            })
+            .collect();
+        self.budgets.violating(&pods)
+    }
+
+    /// Adds or replaces a PodDisruptionBudget; whether anything changed.
+    pub fn upsert_budget(&mut self, pdb: &PodDisruptionBudget) -> bool {
+        self.budgets.upsert(pdb)
+    }
+
+    /// Forgets a PodDisruptionBudget by "namespace/name".
+    pub fn remove_budget(&mut self, key: &str) -> bool {
+        self.budgets.remove(key)
+    }
+
+    pub fn budget_count(&self) -> usize {
+        self.budgets.len()
     }
 
     /// Whether any bound pod has a priority below `priority` (else
@@ -350,7 +394,7 @@ impl ClusterState {
         self.pod_annotation_keys.len() != before
     }
 
-    /// Adds the nodes, pods and namespaces of `objects` (pods may come
+    /// Adds the nodes, pods, namespaces and PodDisruptionBudgets of `objects` (pods may come
     /// before or after their nodes: each is kept by key).
     pub fn add_objects(&mut self, objects: &Objects, node_objects: bool) -> Result<()> {
         let cluster = self;
@@ -378,6 +422,12 @@ impl ClusterState {
                 bail!("{origin}: namespace has no metadata.name");
             }
             cluster.upsert_namespace(ns);
+        }
+        for (pdb, origin) in &objects.budgets {
+            if pdb.metadata.name.as_deref().unwrap_or("").is_empty() {
+                bail!("{origin}: PodDisruptionBudget has no metadata.name");
+            }
+            cluster.upsert_budget(pdb);
         }
         Ok(())
     }

@@ -7,6 +7,7 @@
 use crate::input::volcano::{PodGroup, Queue};
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Deserialize;
 use serde_json::Value;
@@ -43,6 +44,8 @@ pub struct Objects {
     pub pod_groups: Vec<(PodGroup, Origin)>,
     pub queues: Vec<(Queue, Origin)>,
     pub priority_classes: Vec<(PriorityClass, Origin)>,
+    /// PodDisruptionBudgets, which preemption spares pods by.
+    pub budgets: Vec<(PodDisruptionBudget, Origin)>,
     /// Objects of other kinds, skipped (e.g. Services in a full dump).
     pub skipped: Vec<String>,
     /// When set, pods bound to a node go here as they are read instead of
@@ -74,6 +77,9 @@ impl Objects {
         if !self.queues.is_empty() {
             parts.push(format!("{} Queue", self.queues.len()));
         }
+        if !self.budgets.is_empty() {
+            parts.push(format!("{} PodDisruptionBudget", self.budgets.len()));
+        }
         parts.extend(self.skipped.iter().take(3).map(|s| {
             s.rsplit_once(": ")
                 .map_or(s.as_str(), |(_, what)| what)
@@ -103,6 +109,7 @@ impl Objects {
             Kept::PodGroup(pg) => self.pod_groups.push((*pg, origin)),
             Kept::Queue(q) => self.queues.push((*q, origin)),
             Kept::PriorityClass(pc) => self.priority_classes.push((*pc, origin)),
+            Kept::PodDisruptionBudget(pdb) => self.budgets.push((*pdb, origin)),
         }
         Ok(())
     }
@@ -116,6 +123,7 @@ pub(super) enum Kept {
     PodGroup(Box<PodGroup>),
     Queue(Box<Queue>),
     PriorityClass(Box<PriorityClass>),
+    PodDisruptionBudget(Box<PodDisruptionBudget>),
 }
 
 /// Types an object of `kind` straight from `de`, with the path of the
@@ -136,6 +144,7 @@ pub(super) fn deserialize_kept<'de, D: serde::Deserializer<'de>>(
         "PodGroup" => typed(de).map(Kept::PodGroup),
         "Queue" => typed(de).map(Kept::Queue),
         "PriorityClass" => typed(de).map(Kept::PriorityClass),
+        "PodDisruptionBudget" => typed(de).map(Kept::PodDisruptionBudget),
         _ => return None,
     })
 }
@@ -144,7 +153,13 @@ pub(super) fn deserialize_kept<'de, D: serde::Deserializer<'de>>(
 pub(super) fn is_kept(kind: &str) -> bool {
     matches!(
         kind,
-        "Node" | "Pod" | "Namespace" | "PodGroup" | "Queue" | "PriorityClass"
+        "Node"
+            | "Pod"
+            | "Namespace"
+            | "PodGroup"
+            | "Queue"
+            | "PriorityClass"
+            | "PodDisruptionBudget"
     )
 }
 
@@ -161,7 +176,7 @@ pub(super) fn object_kind(
         (None, Some(k)) => Ok(k.to_string()),
         (None, None) => {
             bail!(
-                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass or a List)"
+                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass, PodDisruptionBudget or a List)"
             )
         }
     }

@@ -225,6 +225,8 @@ impl BatchLoop {
                 Ok(())
             }
             ClusterEvent::Batch(b) => self.apply_batch(b),
+            // Batch mode's actions (allocate, backfill) preempt nothing.
+            ClusterEvent::UpsertBudget(_) | ClusterEvent::DeleteBudget(_) => Ok(()),
             ClusterEvent::Bookmark => Ok(()),
         };
         if let Err(e) = result {

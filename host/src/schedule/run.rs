@@ -129,7 +129,7 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
         node_objects: node_objects.clone(),
     });
     let extra: &[informer::Kind] = match options.mode {
-        LiveMode::Scheduler => &[],
+        LiveMode::Scheduler => &[informer::Kind::PodDisruptionBudget],
         LiveMode::Batch => &informer::Kind::BATCH,
     };
     let informer = rt.block_on(informer::start_watching(

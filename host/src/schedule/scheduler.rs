@@ -252,6 +252,13 @@ impl Loop {
             ClusterEvent::UpsertPod(pod) => self.upsert_pod(*pod, now),
             ClusterEvent::DeletePod(pod) => self.delete_pod(&kube::pod_key(&pod), now),
             ClusterEvent::DeletePodKey(key) => self.delete_pod(&key, now),
+            // No plugin waits on a budget: upstream's queue moves nothing.
+            ClusterEvent::UpsertBudget(pdb) => {
+                self.cache.upsert_budget(&pdb);
+            }
+            ClusterEvent::DeleteBudget(key) => {
+                self.cache.remove_budget(&key);
+            }
             ClusterEvent::Bookmark | ClusterEvent::Batch(_) => {}
         }
     }

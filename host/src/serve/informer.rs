@@ -36,6 +36,7 @@ use crate::input::volcano::{PodGroup, Queue};
 use anyhow::{Context, Result, anyhow};
 use futures_util::StreamExt;
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use kube::runtime::utils::Backoff;
 use kube::runtime::watcher::Config as WatchConfig;
@@ -102,6 +103,8 @@ pub enum Kind {
     Node,
     Pod,
     Namespace,
+    /// What the live scheduler's preemption reads.
+    PodDisruptionBudget,
     /// What Volcano's batch mode reads besides those.
     PriorityClass,
     PodGroup,
@@ -109,10 +112,11 @@ pub enum Kind {
 }
 
 impl Kind {
-    const EVERY: [Kind; 6] = [
+    const EVERY: [Kind; 7] = [
         Kind::Node,
         Kind::Pod,
         Kind::Namespace,
+        Kind::PodDisruptionBudget,
         Kind::PriorityClass,
         Kind::PodGroup,
         Kind::Queue,
@@ -127,6 +131,7 @@ impl Kind {
             Kind::Node => "Node",
             Kind::Pod => "Pod",
             Kind::Namespace => "Namespace",
+            Kind::PodDisruptionBudget => "PodDisruptionBudget",
             Kind::PriorityClass => "PriorityClass",
             Kind::PodGroup => "PodGroup",
             Kind::Queue => "Queue",
@@ -139,6 +144,7 @@ impl Kind {
             Kind::Node => "nodes",
             Kind::Pod => "pods",
             Kind::Namespace => "namespaces",
+            Kind::PodDisruptionBudget => "poddisruptionbudgets",
             Kind::PriorityClass => "priorityclasses",
             Kind::PodGroup => "podgroups",
             Kind::Queue => "queues",
@@ -464,8 +470,9 @@ pub async fn start(
     start_watching(source, options, sink, metrics, &[]).await
 }
 
-/// As [`start`], watching `extra` kinds too (batch mode's
-/// PriorityClasses, PodGroups and Queues).
+/// As [`start`], watching `extra` kinds too (the scheduler's
+/// PodDisruptionBudgets, batch mode's PriorityClasses, PodGroups and
+/// Queues).
 pub async fn start_watching(
     source: &Source,
     options: WatchOptions,
@@ -517,6 +524,14 @@ pub async fn start_watching(
                 sink,
             )),
             Kind::Namespace => tokio::spawn(watch_kind::<k8s::Namespace>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::PodDisruptionBudget => tokio::spawn(watch_kind::<PodDisruptionBudget>(
                 kube::Api::all(c),
                 config,
                 options,
@@ -589,6 +604,22 @@ impl Watched for k8s::Pod {
     }
     fn delete(key: String) -> ClusterEvent {
         ClusterEvent::DeletePodKey(key)
+    }
+}
+
+impl Watched for PodDisruptionBudget {
+    fn key(&self) -> String {
+        format!(
+            "{}/{}",
+            self.metadata.namespace.as_deref().unwrap_or_default(),
+            self.metadata.name.as_deref().unwrap_or_default()
+        )
+    }
+    fn upsert(self, _: bool) -> Result<ClusterEvent> {
+        Ok(ClusterEvent::UpsertBudget(Box::new(self)))
+    }
+    fn delete(key: String) -> ClusterEvent {
+        ClusterEvent::DeleteBudget(key)
     }
 }
 

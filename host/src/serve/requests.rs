@@ -7,6 +7,7 @@ use crate::cluster::ClusterState;
 use crate::input::kube;
 use crate::input::volcano::{PodGroup, Queue};
 use k8s_openapi::api::core::v1 as k8s;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use serde::Deserialize;
 use serde_json::Value;
@@ -100,6 +101,10 @@ pub enum ClusterEvent {
     /// Namespaces' labels are what pod affinity's namespaceSelector reads.
     UpsertNamespace(Box<k8s::Namespace>),
     DeleteNamespace(String),
+    /// PodDisruptionBudgets, which preemption spares pods by; deleted by
+    /// "namespace/name".
+    UpsertBudget(Box<PodDisruptionBudget>),
+    DeleteBudget(String),
     /// What only batch mode reads; the cluster state ignores it.
     Batch(BatchEvent),
     Bookmark,
@@ -150,6 +155,8 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
             ClusterEvent::DeletePodKey(key) => state.remove_pod_key(&key),
             ClusterEvent::UpsertNamespace(ns) => state.upsert_namespace(&ns),
             ClusterEvent::DeleteNamespace(name) => state.remove_namespace(&name),
+            ClusterEvent::UpsertBudget(pdb) => state.upsert_budget(&pdb),
+            ClusterEvent::DeleteBudget(key) => state.remove_budget(&key),
         };
         changed += usize::from(did);
     }

@@ -11,15 +11,22 @@
 //!    node is filtered again (a rejection there is the node's status),
 //!    then the removed pods are put back one by one, most important first
 //!    (higher priority, then earlier start), each kept if the pod still
-//!    fits. The search stops at `max(10% of the potential nodes, 100)`
-//!    candidates (upstream starts it at a random offset; sift at the
-//!    first node, deterministically).
-//! 4. One candidate is chosen as `pickOneNodeForPreemption` does (no
-//!    PodDisruptionBudgets in sift): lowest highest victim priority, then
-//!    lowest sum of priorities, then fewest victims, then the latest
-//!    earliest start among the highest-priority victims, then node order.
+//!    fits: first those whose eviction would violate a
+//!    PodDisruptionBudget, then the others. Each violating pod that could
+//!    not be kept is one PDB violation of the candidate. The search stops
+//!    once it has `max(10% of the potential nodes, 100)` candidates, one
+//!    of them without violations (upstream starts it at a random offset;
+//!    sift at the first node, deterministically).
+//! 4. One candidate is chosen as `pickOneNodeForPreemption` does: fewest
+//!    PDB violations, then lowest highest victim priority, then lowest
+//!    sum of priorities, then fewest victims, then the latest earliest
+//!    start among the highest-priority victims, then the first (those
+//!    without violations in node order, then the others).
 //! 5. No candidate: the message is "preemption: " and the FitError text of
 //!    the nodes' statuses, and the pod loses any nomination it had.
+//!
+//! Budgets are read as their status says (the disruption controller keeps
+//! it; the scheduler never writes it), so a simulation takes them as given.
 
 use crate::cluster::{ClusterState, Evicted, Snapshot};
 use crate::engine::diagnosis::no_node_available;
@@ -62,6 +69,8 @@ struct Candidate {
     node: String,
     /// Most important first.
     victims: Vec<Victim>,
+    /// Victims whose eviction violates a PodDisruptionBudget.
+    violations: usize,
 }
 
 /// Runs DefaultPreemption for `pod` after a cycle on `snapshot` (the state
@@ -99,13 +108,16 @@ pub fn post_filter(
         .max(MIN_CANDIDATE_NODES_ABSOLUTE)
         .min(potential.len());
     let mut candidates = Vec::new();
+    let mut without_violations = 0;
     let mut errors: Vec<String> = Vec::new();
     // One copy of the cluster for every dry run: pods are taken off a
     // node and put back before the next.
     let mut dry: Option<ClusterState> = None;
     let any_victim = cluster.has_bound_below(pod.priority);
     for name in potential {
-        if candidates.len() >= wanted {
+        // Upstream looks past `wanted` until a candidate violates no
+        // budget.
+        if candidates.len() >= wanted && without_violations > 0 {
             break;
         }
         let lower: Vec<Victim> = if any_victim {
@@ -130,10 +142,14 @@ pub fn post_filter(
         }
         let dry = dry.get_or_insert_with(|| cluster.clone());
         match select_victims_on_node(engine, dry, pod, name, lower) {
-            Ok(victims) if !victims.is_empty() => candidates.push(Candidate {
-                node: name.to_string(),
-                victims,
-            }),
+            Ok((victims, violations)) if !victims.is_empty() => {
+                without_violations += usize::from(violations == 0);
+                candidates.push(Candidate {
+                    node: name.to_string(),
+                    victims,
+                    violations,
+                })
+            }
             // The filters pass without evicting anything: what rejected
             // the node (an extender) is not something preemption can
             // change. Upstream's DryRunPreemption makes this an error.
@@ -193,58 +209,71 @@ fn fits(engine: &Engine, dry: &mut ClusterState, pod: &Pod, node: &str) -> Resul
     }
 }
 
-/// `selectVictimsOnNode`: the victims on `node` (most important first),
-/// or why the pod does not fit there even without them. `dry` is left as
-/// it was.
+/// `selectVictimsOnNode`: the victims on `node` (most important first)
+/// and how many of them violate a PodDisruptionBudget, or why the pod does
+/// not fit there even without them. `dry` is left as it was.
 fn select_victims_on_node(
     engine: &Engine,
     dry: &mut ClusterState,
     pod: &Pod,
     node: &str,
     mut lower: Vec<Victim>,
-) -> Result<Vec<Victim>, Vec<String>> {
-    let mut taken: Vec<(Victim, Evicted)> = Vec::new();
-    // Most important first: higher priority, then earlier start; key
-    // order for a deterministic rest.
-    lower.sort_by(|a, b| {
-        b.priority
-            .cmp(&a.priority)
-            .then(a.start.cmp(&b.start))
-            .then(a.key.cmp(&b.key))
-    });
-    for v in lower {
+) -> Result<(Vec<Victim>, usize), Vec<String>> {
+    let mut taken: Vec<(Victim, Evicted, bool)> = Vec::new();
+    lower.sort_by(more_important);
+    // Which victims a budget protects, asked while they are still bound.
+    let keys: Vec<&str> = lower.iter().map(|v| v.key.as_str()).collect();
+    let violating = dry.violating_budgets(&keys);
+    for (v, violates) in lower.into_iter().zip(violating) {
         if let Some(e) = dry.evict(&v.key) {
-            taken.push((v, e));
+            taken.push((v, e, violates));
         }
     }
     if let Err(reasons) = fits(engine, dry, pod, node) {
-        for (_, e) in taken {
+        for (_, e, _) in taken {
             dry.restore(e);
         }
         return Err(reasons);
     }
-    // Reprieve: put each back; it stays if the pod still fits.
+    // Reprieve: put each back, those a budget protects first; it stays
+    // if the pod still fits.
+    let (protected, unprotected): (Vec<_>, Vec<_>) =
+        taken.into_iter().partition(|(_, _, violates)| *violates);
     let mut victims = Vec::new();
+    let mut violations = 0;
     let mut evicted = Vec::new();
-    for (v, e) in taken {
+    for (v, e, violates) in protected.into_iter().chain(unprotected) {
         dry.restore(e);
         if fits(engine, dry, pod, node).is_err() {
             if let Some(e) = dry.evict(&v.key) {
                 evicted.push(e);
             }
+            violations += usize::from(violates);
             victims.push(v);
         }
     }
     for e in evicted {
         dry.restore(e);
     }
-    Ok(victims)
+    victims.sort_by(more_important);
+    Ok((victims, violations))
 }
 
-/// `pickOneNodeForPreemption` without PodDisruptionBudgets; ties go to
-/// the earlier candidate (node order).
-fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
-    // (highest victim priority, sum of priorities, victims, -latest start)
+/// `MoreImportantPod`: higher priority, then earlier start; key order for
+/// a deterministic rest.
+fn more_important(a: &Victim, b: &Victim) -> std::cmp::Ordering {
+    b.priority
+        .cmp(&a.priority)
+        .then(a.start.cmp(&b.start))
+        .then(a.key.cmp(&b.key))
+}
+
+/// `pickOneNodeForPreemption`; ties go to the earlier candidate, those
+/// without PDB violations first (upstream's candidate order).
+fn pick_one_node(mut candidates: Vec<Candidate>) -> Option<Candidate> {
+    candidates.sort_by_key(|c| c.violations > 0);
+    // (PDB violations, highest victim priority, sum of priorities,
+    // victims, -latest start)
     let key = |c: &Candidate| {
         let highest = c
             .victims
@@ -265,6 +294,7 @@ fn pick_one_node(candidates: Vec<Candidate>) -> Option<Candidate> {
             .min()
             .unwrap_or(0);
         (
+            c.violations,
             highest,
             sum,
             c.victims.len(),
@@ -288,6 +318,7 @@ mod tests {
     fn cand(node: &str, victims: &[(i32, u64)]) -> Candidate {
         Candidate {
             node: node.into(),
+            violations: 0,
             victims: victims
                 .iter()
                 .enumerate()
@@ -303,12 +334,16 @@ mod tests {
     #[test]
     fn picks_as_upstream_orders_the_criteria() {
         let pick = |cs: Vec<Candidate>| pick_one_node(cs).unwrap().node;
-        // 1. Lowest highest-priority victim.
+        // 1. Fewest PDB violations, before anything else.
+        let mut violating = cand("a", &[(1, 0)]);
+        violating.violations = 1;
+        assert_eq!(pick(vec![violating, cand("b", &[(5, 0), (5, 0)])]), "b");
+        // 2. Lowest highest-priority victim.
         assert_eq!(
             pick(vec![cand("a", &[(5, 0)]), cand("b", &[(3, 0), (3, 0)])]),
             "b"
         );
-        // 2. Then lowest sum of priorities.
+        // 3. Then lowest sum of priorities.
         assert_eq!(
             pick(vec![
                 cand("a", &[(3, 0), (2, 0)]),
@@ -316,17 +351,17 @@ mod tests {
             ]),
             "b"
         );
-        // 3. Then fewest victims (sums count each pod's offset).
+        // 4. Then fewest victims (sums count each pod's offset).
         assert_eq!(
             pick(vec![cand("a", &[(3, 0), (3, 0)]), cand("b", &[(3, 0)])]),
             "b"
         );
-        // 4. Then the latest start among the highest-priority victims.
+        // 5. Then the latest start among the highest-priority victims.
         assert_eq!(
             pick(vec![cand("a", &[(3, 10)]), cand("b", &[(3, 20)])]),
             "b"
         );
-        // 5. Then node order.
+        // 6. Then node order.
         assert_eq!(
             pick(vec![cand("a", &[(3, 10)]), cand("b", &[(3, 10)])]),
             "a"
