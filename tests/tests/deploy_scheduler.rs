@@ -68,6 +68,18 @@ fn manifest_files() -> Vec<PathBuf> {
     files
 }
 
+/// Batch mode's extra rights (deploy/scheduler/batch), applied on top.
+fn batch_files() -> Vec<PathBuf> {
+    yaml_files(&scheduler_dir().join("batch"))
+}
+
+fn batch_objects() -> Vec<Value> {
+    batch_files()
+        .iter()
+        .flat_map(|f| yaml_documents(f))
+        .collect()
+}
+
 fn example_file() -> PathBuf {
     scheduler_dir().join("example-pod.yaml")
 }
@@ -358,6 +370,7 @@ fn selects(selector: &Value, labels: &Value) -> bool {
 #[test]
 fn manifests_pass_kubernetes_schemas_strictly() {
     let mut files = manifest_files();
+    files.extend(batch_files());
     files.push(example_file());
     let out = Command::new("python3")
         .args([
@@ -387,7 +400,7 @@ fn manifests_pass_kubernetes_schemas_strictly() {
     let passed = report.lines().filter(|l| l.contains(" passed ")).count();
     assert_eq!(
         passed,
-        objects().len() + 1,
+        objects().len() + batch_objects().len() + 1,
         "each object validated once: {report}"
     );
     assert!(report.contains("against version 1.35"), "{report}");
@@ -405,7 +418,7 @@ fn objects_live_in_the_namespace_of_deploy_manifests() {
         "the namespace enforces the profile the pods are written for"
     );
     let cluster_scoped = ["ClusterRole", "ClusterRoleBinding"];
-    for o in objects() {
+    for o in objects().into_iter().chain(batch_objects()) {
         let kind = o["kind"].as_str().unwrap();
         assert_ne!(kind, "Namespace", "the namespace is deploy/manifests'");
         if cluster_scoped.contains(&kind) {
@@ -1001,14 +1014,10 @@ fn cluster_role() -> Value {
     object("ClusterRole", Some(str_of(&bindings[0], "/roleRef/name")))
 }
 
-/// What `sift schedule` does cluster-wide (deploy/scheduler/10-rbac.yaml
-/// says why), and nothing more: no `get` (it watches), no updates of pods,
-/// no core v1 events, nothing of PDBs, PriorityClasses or Volcano yet.
-#[test]
-fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
-    let role = cluster_role();
+/// A ClusterRole's rights as (group, resource, verb), none per name.
+fn granted(role: &Value) -> BTreeSet<(String, String, String)> {
     let mut granted = BTreeSet::new();
-    for rule in rules(&role) {
+    for rule in rules(role) {
         assert!(rule.names.is_none(), "cluster-wide rights are not per name");
         for group in &rule.groups {
             for resource in &rule.resources {
@@ -1018,16 +1027,28 @@ fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
             }
         }
     }
+    granted
+}
+
+/// What `sift schedule` does cluster-wide (deploy/scheduler/10-rbac.yaml
+/// says why), and nothing more: no `get` (it watches), no updates of pods,
+/// no core v1 events, nothing of PriorityClasses or Volcano (batch mode's,
+/// in their own file).
+#[test]
+fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
+    let granted = granted(&cluster_role());
     let mut wanted = BTreeSet::new();
     let mut want = |group: &str, resource: &str, verbs: &[&str]| {
         for verb in verbs {
             wanted.insert((group.to_string(), resource.to_string(), verb.to_string()));
         }
     };
-    // The cluster state, as kube-scheduler's informers.
+    // The cluster state, as kube-scheduler's informers, and what
+    // preemption spares pods by.
     for resource in ["nodes", "pods", "namespaces"] {
         want("", resource, &["list", "watch"]);
     }
+    want("policy", "poddisruptionbudgets", &["list", "watch"]);
     want("", "pods/binding", &["create"]);
     // PodScheduled, nominatedNodeName; DisruptionTarget on victims.
     want("", "pods/status", &["patch"]);
@@ -1035,6 +1056,49 @@ fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
     want("", "pods", &["delete"]);
     // Events with series.
     want("events.k8s.io", "events", &["create", "patch"]);
+    assert_eq!(granted, wanted);
+}
+
+/// The ClusterRole of deploy/scheduler/batch, bound to the scheduler's
+/// service account.
+fn batch_cluster_role() -> Value {
+    let account = str_of(&pod_spec(), "/serviceAccountName").to_string();
+    let binding = one(
+        batch_objects(),
+        "ClusterRoleBinding",
+        None,
+        "deploy/scheduler/batch",
+    );
+    assert!(binds(&binding, &account), "{binding}");
+    assert_eq!(binding["roleRef"]["kind"], "ClusterRole");
+    one(
+        batch_objects(),
+        "ClusterRole",
+        Some(str_of(&binding, "/roleRef/name")),
+        "deploy/scheduler/batch",
+    )
+}
+
+/// What batch mode adds to scheduler mode's rights, and nothing more:
+/// Volcano's PodGroups (read, status patched) and Queues, and
+/// PriorityClasses.
+#[test]
+fn batch_cluster_role_grants_what_batch_mode_adds_and_no_more() {
+    let granted = granted(&batch_cluster_role());
+    let mut wanted = BTreeSet::new();
+    for (group, resource, verbs) in [
+        (
+            "scheduling.volcano.sh",
+            "podgroups",
+            &["list", "watch", "patch"][..],
+        ),
+        ("scheduling.volcano.sh", "queues", &["list", "watch"]),
+        ("scheduling.k8s.io", "priorityclasses", &["list", "watch"]),
+    ] {
+        for verb in verbs {
+            wanted.insert((group.to_string(), resource.to_string(), verb.to_string()));
+        }
+    }
     assert_eq!(granted, wanted);
 }
 
@@ -1064,6 +1128,17 @@ impl Scheduler {
     /// environment, with the downward API's fields filled in, and this
     /// machine's compile cache.
     fn start(dir: &Path, kubeconfig: &Path, leader_elect: Option<bool>) -> Scheduler {
+        Scheduler::start_with(dir, kubeconfig, leader_elect, &[])
+    }
+
+    /// As [`Scheduler::start`], with `extra` arguments after the
+    /// Deployment's (e.g. `--mode batch`).
+    fn start_with(
+        dir: &Path,
+        kubeconfig: &Path,
+        leader_elect: Option<bool>,
+        extra: &[&str],
+    ) -> Scheduler {
         let config = configmap_config(dir);
         let plugins = sift_tests::plugins_dir();
         let mut run: Vec<String> = Vec::new();
@@ -1098,6 +1173,7 @@ impl Scheduler {
         if let Some(on) = leader_elect {
             run.push(format!("--leader-elect={on}"));
         }
+        run.extend(extra.iter().map(|a| a.to_string()));
         let log = dir.join("sift.log");
         let mut command = Command::new(sift_tests::sift_bin());
         command.args(&run).env_remove("POD_NAMESPACE");
@@ -1222,6 +1298,15 @@ struct Rights {
 }
 
 impl Rights {
+    /// Scheduler mode's, plus batch mode's ClusterRole when `batch`.
+    fn of(batch: bool) -> Rights {
+        let mut rights = Rights::of_manifests();
+        if batch {
+            rights.cluster.extend(rules(&batch_cluster_role()));
+        }
+        rights
+    }
+
     fn of_manifests() -> Rights {
         let account = str_of(&pod_spec(), "/serviceAccountName").to_string();
         let namespaced = objects()
@@ -1255,7 +1340,12 @@ impl Rights {
 /// Every request sift made of the fake API server, as RBAC attributes,
 /// each checked against the RBAC.
 fn requests_are_granted(api: &FakeApiServer) -> BTreeSet<Attributes> {
-    let rights = Rights::of_manifests();
+    granted_requests(api, false)
+}
+
+/// As [`requests_are_granted`], with batch mode's rights too when `batch`.
+fn granted_requests(api: &FakeApiServer, batch: bool) -> BTreeSet<Attributes> {
+    let rights = Rights::of(batch);
     let mut seen = BTreeSet::new();
     for r in api.requests() {
         let a = attributes(&r.method, &r.path, r.watch);
@@ -1439,4 +1529,60 @@ fn what_sift_schedule_asks_of_the_api_server_is_granted() {
     // And whatever sift writes next.
     std::thread::sleep(Duration::from_millis(500));
     requests_are_granted(&api);
+}
+
+/// Batch mode, run with the Deployment's arguments and `--mode batch`,
+/// asks of the API server only what scheduler mode's and batch mode's
+/// RBAC grant together: Volcano's PodGroups and Queues and PriorityClasses
+/// listed and watched, a gang bound, its PodGroup's status patched.
+#[test]
+fn what_batch_mode_asks_of_the_api_server_is_granted() {
+    let dir = sift_tests::temp_dir("deploy-scheduler-rbac-batch");
+    let (api, kubeconfig) = fake_api_server(&dir);
+    api.add(
+        json!({"kind": "Queue", "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "metadata": {"name": "default"}, "spec": {"weight": 1}}),
+    );
+    api.add(
+        json!({"kind": "PodGroup", "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "metadata": {"name": "gang", "namespace": "default"},
+        "spec": {"minMember": 2, "queue": "default"}}),
+    );
+    for i in 0..2 {
+        api.add(json!({"kind": "Pod",
+            "metadata": {"name": format!("gang-{i}"), "namespace": "default",
+                         "annotations": {"scheduling.k8s.io/group-name": "gang"}},
+            "spec": {"schedulerName": scheduler_name(),
+                     "containers": [{"name": "c", "image": "app:1",
+                                     "resources": {"requests": {"cpu": "1"}}}]}}));
+    }
+    let batch = Scheduler::start_with(&dir, &kubeconfig, Some(false), &["--mode", "batch"]);
+    let seen = |group: &str, resource: &str, verb: &str| {
+        granted_requests(&api, true)
+            .iter()
+            .any(|a| a.group == group && a.resource == resource && a.verb == verb)
+    };
+    batch.wait_for("the gang bound and its PodGroup patched", || {
+        api.bindings().len() == 2 && seen("scheduling.volcano.sh", "podgroups", "patch")
+    });
+    for (group, resource) in [
+        ("scheduling.volcano.sh", "podgroups"),
+        ("scheduling.volcano.sh", "queues"),
+        ("scheduling.k8s.io", "priorityclasses"),
+    ] {
+        for verb in ["list", "watch"] {
+            assert!(seen(group, resource, verb), "no {verb} of {resource}");
+        }
+    }
+    // And whatever sift writes next.
+    std::thread::sleep(Duration::from_millis(500));
+    granted_requests(&api, true);
+    // Scheduler mode's rights alone would not do.
+    let alone = Rights::of(false);
+    assert!(
+        api.requests()
+            .iter()
+            .any(|r| !alone.grant(&attributes(&r.method, &r.path, r.watch))),
+        "batch mode needed nothing of deploy/scheduler/batch"
+    );
 }

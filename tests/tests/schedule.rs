@@ -573,6 +573,43 @@ fn preemption_evicts_victims_gracefully_and_binds_the_preemptor_after_they_leave
 }
 
 #[test]
+fn preemption_spares_the_pod_a_disruption_budget_protects() {
+    let dir = temp_dir("schedule-pdb");
+    let api = FakeApiServer::start();
+    // Two equal victims on equal nodes: without budgets the first node
+    // wins the tie; the budget (no disruption allowed) sends the
+    // preemptor to the other one.
+    for (n, (victim, labels)) in [
+        ("n1", ("ledger-0", json!({"app": "ledger"}))),
+        ("n2", ("report", json!({"app": "report"}))),
+    ] {
+        api.add(node(n, "2"));
+        let mut p = pod(victim, "2", 0, None);
+        p["metadata"]["labels"] = labels;
+        p["spec"]["nodeName"] = json!(n);
+        p["status"] = json!({"phase": "Running", "startTime": "2025-01-01T00:00:00Z"});
+        api.add(p);
+    }
+    api.add(
+        json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "ledger", "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "ledger"}}},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
+                   "expectedPods": 1, "observedGeneration": 1}}),
+    );
+    let (plugins, config) = setup(&dir);
+    let s = Sift::single(&api, &dir, &plugins, &config);
+    wait_for("sift ready", &[&s], || s.readyz().0 == 200);
+    api.add(pod("urgent", "2", 1000, Some("sift")));
+    wait_for("the preemptor bound", &[&s], || {
+        placements(&api).contains_key("urgent")
+    });
+    assert_eq!(placements(&api)["urgent"], "n2");
+    assert_eq!(api.deletes(), ["default/report"]);
+    assert!(api.get("Pod", "default", "ledger-0").is_some());
+}
+
+#[test]
 fn a_plugin_swapped_mid_run_decides_the_next_pods_and_no_pod_is_skipped() {
     let dir = temp_dir("schedule-hot");
     let api = FakeApiServer::start();

@@ -213,7 +213,7 @@ fn rfc3339(t: SystemTime) -> String {
 pub struct Informer {
     server: String,
     source: String,
-    kinds: [Mutex<KindHealth>; 6],
+    kinds: [Mutex<KindHealth>; Kind::EVERY.len()],
     /// The kinds this informer watches.
     watched: Vec<Kind>,
     metrics: Arc<Metrics>,
