@@ -4,7 +4,7 @@
 # SchedulingBasic, created as fast as the test can against the fake API
 # server over loopback; prints pods bound per second, the p50/p99 time
 # from a pod's creation to its bind, sift's peak RSS and CPU time, one
-# line per mode (scheduler mode with the bundled Wasm plugins today).
+# line per mode (scheduler and batch mode, Wasm and native plugins).
 #
 #   bash scripts/bench-schedule.sh [--nodes N] [--pods N] [--init-pods N]
 #                                  [--creators N] [--sift-args "ARGS"] [--modes LIST]
@@ -14,11 +14,12 @@
 #   --init-pods N    pods already bound when sift starts (default 0)
 #   --creators N     threads creating the pods (default 1)
 #   --sift-args ARGS more arguments for sift schedule ("--bind-concurrency 64")
-#   --modes LIST     which modes, comma separated (scheduler/wasm)
+#   --modes LIST     which modes, comma separated (default: all of
+#                    scheduler/wasm, batch/wasm, scheduler/native, batch/native)
 #   -v, --verbose    also print the progress each second
 set -euo pipefail
 cd "$(dirname "$0")/.."
-usage() { sed -n 2,18p "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n 2,19p "$0" | sed 's/^# \{0,1\}//'; }
 verbose=""
 while [ $# -gt 0 ]; do
   case $1 in

@@ -327,7 +327,7 @@ fn the_simulator_predicts_the_scheduler() {
     let live = placements(&api);
 
     let items: Vec<Value> = nodes.into_iter().chain(pods).collect();
-    let simulated = simulate(&dir, items, &plugins, &config, "scheduler");
+    let simulated = simulate(&dir, items.clone(), &plugins, &config, "scheduler");
     let differ: Vec<_> = live
         .iter()
         .filter(|(p, n)| simulated.get(*p) != Some(n))
@@ -335,6 +335,28 @@ fn the_simulator_predicts_the_scheduler() {
         .collect();
     assert!(differ.is_empty(), "{} differ: {differ:#?}", differ.len());
     assert_eq!(simulated.len(), live.len());
+
+    // sift's built-in plugins (--native) bind the same pods to the same
+    // nodes.
+    let native_api = FakeApiServer::start();
+    for item in items {
+        native_api.add(item);
+    }
+    let native = Sift::start(
+        &native_api,
+        &dir,
+        "sift-native",
+        &[
+            "--leader-elect=false",
+            "--native",
+            "-c",
+            config.to_str().unwrap(),
+        ],
+    );
+    wait_for("every pod bound natively", &[&native], || {
+        placements(&native_api).len() == 400
+    });
+    assert_eq!(placements(&native_api), live);
 }
 
 #[test]

@@ -83,9 +83,8 @@ const NAMESPACE: &str = "default";
 
 /// One way of running the scheduler: scheduler mode (kube-scheduler's
 /// loop) and batch mode (Volcano's sessions, every pod a job of its own
-/// here), both with the bundled Wasm plugins. Native plugins, when
-/// `sift schedule` can load them, are a new entry here with the arguments
-/// that select them.
+/// here), each with the bundled Wasm plugins and with sift's built-in
+/// ones (`--native`).
 struct Mode {
     /// `mode=` in the summary.
     name: &'static str,
@@ -118,6 +117,20 @@ fn modes() -> Vec<Mode> {
             name: "batch",
             plugins: "wasm",
             args: [vec!["--mode".to_string(), "batch".to_string()], wasm()].concat(),
+        },
+        Mode {
+            name: "scheduler",
+            plugins: "native",
+            args: vec!["--native".to_string()],
+        },
+        Mode {
+            name: "batch",
+            plugins: "native",
+            args: vec![
+                "--mode".to_string(),
+                "batch".to_string(),
+                "--native".to_string(),
+            ],
         },
     ]
 }

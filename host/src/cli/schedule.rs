@@ -4,7 +4,7 @@
 use super::serve::{parse_duration_arg, parse_watch_timeout, watched_plugins_dir};
 use super::{load_config, runtime};
 use crate::schedule::leader::Election;
-use crate::schedule::{LiveMode, Options, run};
+use crate::schedule::{LiveMode, Options, Plugins, run};
 use crate::serve::informer::Source;
 use anyhow::{Result, anyhow};
 use std::net::SocketAddr;
@@ -38,6 +38,11 @@ pub struct ScheduleArgs {
     /// two scheduling cycles.
     #[arg(long = "plugins", value_name = "DIR")]
     pub plugins_dir: Option<PathBuf>,
+    /// Run sift's built-in plugins (the default filters, compiled into
+    /// sift) instead of Wasm components, fixed for the run: to measure the
+    /// host without the sandbox, or to compare placements.
+    #[arg(long, conflicts_with = "plugins_dir")]
+    pub native: bool,
     /// scheduler: kube-scheduler's loop, a pod a cycle (pods of `sift`).
     /// batch: Volcano's sessions every batch.schedulePeriod over jobs
     /// (PodGroups, watched with Queues and PriorityClasses), gangs bound
@@ -89,7 +94,12 @@ pub enum ModeArg {
 
 pub(super) fn schedule(a: ScheduleArgs) -> Result<ExitCode> {
     let config = load_config(a.config.as_deref())?;
-    let dir = watched_plugins_dir(&a.config, &a.plugins_dir, &config)?;
+    let plugins = if a.native {
+        Plugins::Native
+    } else {
+        let dir = watched_plugins_dir(&a.config, &a.plugins_dir, &config)?;
+        Plugins::Watched(crate::serve::options::absolute(&dir))
+    };
     if a.leader_elect_renew_deadline >= a.leader_elect_lease_duration
         || a.leader_elect_retry_period >= a.leader_elect_renew_deadline
     {
@@ -142,11 +152,6 @@ pub(super) fn schedule(a: ScheduleArgs) -> Result<ExitCode> {
         election,
     };
     let runtime = runtime(&config)?;
-    run(
-        options,
-        runtime,
-        config,
-        crate::serve::options::absolute(&dir),
-    )?;
+    run(options, runtime, config, plugins)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -24,4 +24,4 @@ pub mod run;
 pub mod scheduler;
 pub mod writer;
 
-pub use run::{LiveMode, Options, run};
+pub use run::{LiveMode, Options, Plugins, run};

@@ -14,11 +14,12 @@ use crate::serve::ClusterEvent;
 use crate::serve::informer::{self, Sink, Source, WatchOptions};
 use crate::serve::listener::serve_http;
 use crate::serve::metrics::Metrics as WatchMetrics;
-use crate::serve::reload::Reloader;
+use crate::serve::reload::{Profile, Reloader};
 use crate::serve::signals::shutdown;
 use crate::serve::triggers::{Trigger, spawn_reload_thread};
 use crate::serve::watch::watch;
 use anyhow::{Context, Result};
+use arc_swap::ArcSwap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -48,6 +49,14 @@ pub struct Options {
     pub bind_concurrency: usize,
     /// `None`: no leader election (one replica).
     pub election: Option<Election>,
+}
+
+/// Where the plugins come from.
+pub enum Plugins {
+    /// Wasm components of a directory, hot-loaded as it changes.
+    Watched(PathBuf),
+    /// sift's built-in plugins, fixed for the run (`--native`).
+    Native,
 }
 
 /// The watch's events, sent to the loop.
@@ -87,19 +96,34 @@ pub fn scheduler_name(config: &Config, mode: LiveMode) -> String {
 }
 
 /// Runs the scheduler until SIGTERM or SIGINT.
-pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf) -> Result<()> {
+pub fn run(
+    options: Options,
+    runtime: Arc<Runtime>,
+    config: Config,
+    plugins: Plugins,
+) -> Result<()> {
     informer::check(&options.source)?;
     let name = scheduler_name(&config, options.mode);
     let watch_metrics = Arc::new(WatchMetrics::new());
     let metrics = Arc::new(Metrics::new(&name));
-    let reloader = Reloader::start(
-        runtime,
-        dir.clone(),
-        options.config.clone(),
-        config,
-        watch_metrics.clone(),
-    )?;
-    let profile = reloader.profile();
+    let (profile, reloading) = match plugins {
+        Plugins::Watched(dir) => {
+            let reloader = Reloader::start(
+                runtime,
+                dir.clone(),
+                options.config.clone(),
+                config,
+                watch_metrics.clone(),
+            )?;
+            (reloader.profile(), Some((dir, reloader)))
+        }
+        Plugins::Native => {
+            let catalog = crate::plugins::registry::Catalog::native(&config)?;
+            catalog.check_plugin_config(&config)?;
+            let fixed = Profile::fixed(&config, catalog, watch_metrics.clone())?;
+            (Arc::new(ArcSwap::from_pointee(fixed)), None)
+        }
+    };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -158,9 +182,15 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
 
     // Plugin and config changes swap the profile; the loop rebuilds its
     // scheduler between two cycles.
-    let (trigger_tx, trigger_rx) = mpsc::channel::<Trigger>();
-    let _watcher = watch(&dir, options.config.as_deref(), &[], trigger_tx.clone())?;
-    let reload_thread = spawn_reload_thread(trigger_rx, reloader, |_| {})?;
+    let reload = match reloading {
+        Some((dir, reloader)) => {
+            let (trigger_tx, trigger_rx) = mpsc::channel::<Trigger>();
+            let watcher = watch(&dir, options.config.as_deref(), &[], trigger_tx.clone())?;
+            let thread = spawn_reload_thread(trigger_rx, reloader, |_| {})?;
+            Some((trigger_tx, watcher, thread))
+        }
+        None => None,
+    };
 
     let stop = Arc::new(AtomicBool::new(false));
     let elector = options.election.clone().map(|e| {
@@ -207,8 +237,10 @@ pub fn run(options: Options, runtime: Arc<Runtime>, config: Config, dir: PathBuf
         // The elector releases the lease within a retry period.
         let _ = rt.block_on(async { tokio::time::timeout(Duration::from_secs(5), handle).await });
     }
-    let _ = trigger_tx.send(Trigger::Stop);
-    let _ = reload_thread.join();
+    if let Some((trigger_tx, _watcher, thread)) = reload {
+        let _ = trigger_tx.send(Trigger::Stop);
+        let _ = thread.join();
+    }
     tracing::info!("sift schedule stopped");
     result
 }

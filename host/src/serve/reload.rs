@@ -43,6 +43,40 @@ pub struct Profile {
     pub source: Option<Arc<ProfileSource>>,
 }
 
+impl Profile {
+    /// A profile that never changes, over `catalog` (sift's built-in
+    /// plugins: `sift schedule --native` measures the host without Wasm).
+    pub fn fixed(config: &Config, catalog: Catalog, metrics: Arc<Metrics>) -> Result<Profile> {
+        let overrides = Overrides::default();
+        let engine = Framework::build(config, &catalog, Mode::Extender, &overrides)
+            .and_then(Framework::into_filter_engine)?
+            .with_observer(metrics as Arc<dyn CallObserver>);
+        let plugins = config
+            .filter_plugins()
+            .into_iter()
+            .map(|r| PluginVersion {
+                name: r.name,
+                version: "native".into(),
+                contract: "native".into(),
+                file: String::new(),
+                enabled: true,
+                ignorable: r.ignorable,
+            })
+            .collect();
+        Ok(Profile {
+            engine,
+            generation: 1,
+            plugins,
+            unready: Vec::new(),
+            source: Some(Arc::new(ProfileSource {
+                config: config.clone(),
+                catalog,
+                overrides,
+            })),
+        })
+    }
+}
+
 /// The loaded plugins and the configuration a [`Profile`] was built from.
 pub struct ProfileSource {
     pub config: Config,
