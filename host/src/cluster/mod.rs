@@ -1,8 +1,8 @@
 //! The cluster: objects applied one at a time ([`state`]), the immutable
 //! view one scheduling cycle sees ([`snapshot`], kube-scheduler's NodeInfo
-//! list and NodeTree order), pods nominated to nodes ([`nominated`]), PodDisruptionBudgets
-//! ([`disruption`]), and
-//! generated clusters ([`synthetic`]).
+//! list and NodeTree order, in [`table`]s whose copies share chunks), pods
+//! nominated to nodes ([`nominated`]), PodDisruptionBudgets
+//! ([`disruption`]), and generated clusters ([`synthetic`]).
 //!
 //! Imports only `input`. The state builds snapshots; a snapshot never
 //! names the state.
@@ -12,6 +12,7 @@ pub mod nominated;
 pub mod snapshot;
 pub mod state;
 pub mod synthetic;
+pub mod table;
 
 pub use snapshot::Snapshot;
 pub use state::{ClusterState, Evicted};

@@ -3,6 +3,7 @@
 //! node order; the pods on each node by group; namespaces' labels.
 
 use super::nominated::{self, NominatedBySlot, Nominations};
+use super::table::Table;
 use anyhow::{Result, bail};
 use sift_sdk::{GroupCount, Labels, Node};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -20,9 +21,9 @@ pub type Namespaces = BTreeMap<String, Labels>;
 /// What a snapshot is made of, by slot: shared with the cluster state and
 /// the snapshots before and after.
 pub struct ClusterView {
-    pub nodes: Vec<Arc<Node>>,
+    pub nodes: Table<Arc<Node>>,
     /// The pods on each node, by group; same length as `nodes`.
-    pub pods: Vec<Arc<[GroupCount]>>,
+    pub pods: Table<Arc<[GroupCount]>>,
     pub namespaces: Arc<Namespaces>,
     /// Distinct pod groups in the cluster (an upper bound of those in
     /// `pods`): how many a plugin instance needs to hold.
@@ -44,7 +45,7 @@ struct Layout {
 }
 
 impl Layout {
-    fn of(nodes: &[Arc<Node>], by_name: HashMap<String, u32>) -> Layout {
+    fn of(nodes: &Table<Arc<Node>>, by_name: HashMap<String, u32>) -> Layout {
         let zones: Vec<String> = nodes.iter().map(|n| zone_key(n)).collect();
         Layout {
             order: node_tree_order(&zones),
@@ -56,7 +57,7 @@ impl Layout {
 
     /// Whether `nodes` have this layout, given that only `changed` slots
     /// may differ from the nodes it was made of.
-    fn fits(&self, nodes: &[Arc<Node>], changed: &[u32]) -> bool {
+    fn fits(&self, nodes: &Table<Arc<Node>>, changed: &[u32]) -> bool {
         nodes.len() == self.names.len()
             && changed.iter().all(|&s| {
                 let n = &nodes[s as usize];
@@ -71,10 +72,11 @@ impl Layout {
 pub struct Snapshot {
     generation: u64,
     /// Nodes by slot; a slot is the node's index in the instance tables.
-    /// Shared with the snapshots before and after this one.
-    nodes: Vec<Arc<Node>>,
+    /// Shared, chunk by chunk, with the snapshots before and after this
+    /// one.
+    nodes: Table<Arc<Node>>,
     /// The pods on each node by group, by slot.
-    pods: Vec<Arc<[GroupCount]>>,
+    pods: Table<Arc<[GroupCount]>>,
     namespaces: Arc<Namespaces>,
     group_count: usize,
     nominations: Arc<Nominations>,
@@ -106,7 +108,7 @@ impl Snapshot {
                 bail!("node {} appears more than once", n.name);
             }
         }
-        let pods = vec![Arc::from([]); nodes.len()];
+        let pods = nodes.iter().map(|_| Arc::from([])).collect();
         let view = ClusterView {
             nodes: nodes.into_iter().map(Arc::new).collect(),
             pods,
@@ -211,7 +213,7 @@ impl Snapshot {
     }
 
     /// All nodes by slot.
-    pub fn nodes(&self) -> &[Arc<Node>] {
+    pub fn nodes(&self) -> &Table<Arc<Node>> {
         &self.nodes
     }
 
@@ -394,8 +396,8 @@ mod tests {
 
     fn view(nodes: Vec<Arc<Node>>) -> ClusterView {
         ClusterView {
-            pods: vec![Arc::from([]); nodes.len()],
-            nodes,
+            pods: nodes.iter().map(|_| Arc::from([])).collect(),
+            nodes: nodes.into_iter().collect(),
             namespaces: Arc::default(),
             group_count: 0,
             nominations: Arc::default(),
@@ -407,7 +409,7 @@ mod tests {
         let first =
             Snapshot::from_nodes((0..10).map(|i| (*node(&format!("n{i}"))).clone()).collect())
                 .unwrap();
-        let mut nodes = first.nodes().to_vec();
+        let mut nodes: Vec<Arc<Node>> = first.nodes().iter().cloned().collect();
         nodes[3] = node("n3");
         let second = first.successor(view(nodes.clone()), &BTreeSet::from([3]));
         assert_eq!(second.changes_since(first.generation()), Some(&[3][..]));

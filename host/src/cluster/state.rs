@@ -12,6 +12,7 @@ use super::Snapshot;
 use super::disruption::{Budgets, Candidate};
 use super::nominated::{Nominated, Nominations};
 use super::snapshot::{ClusterView, Namespaces};
+use super::table::Table;
 use crate::input::{Objects, kube};
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1 as k8s;
@@ -118,9 +119,9 @@ struct NodeTable {
     /// The node objects as given, without what pods use.
     bases: Vec<Node>,
     /// The nodes with their pods' usage added: what snapshots share.
-    nodes: Vec<Arc<Node>>,
+    nodes: Table<Arc<Node>>,
     /// The pods on each node, by group (sorted by group id).
-    pods: Vec<Arc<[GroupCount]>>,
+    pods: Table<Arc<[GroupCount]>>,
     slots: HashMap<String, u32>,
     /// Slots changed since `current` was taken.
     dirty: BTreeSet<u32>,
@@ -198,8 +199,8 @@ impl NodeTable {
                 }
             }
         }
-        self.nodes[slot as usize] = Arc::new(node);
-        self.pods[slot as usize] = groups.into_values().collect();
+        self.nodes.set(slot as usize, Arc::new(node));
+        self.pods.set(slot as usize, groups.into_values().collect());
         self.dirty.insert(slot);
     }
 
