@@ -310,6 +310,8 @@ impl BatchLoop {
             }
         }
         self.write_groups();
+        // In batch mode an attempt is a session (kube-scheduler's metric
+        // names, Volcano's unit of work): `scheduled` when it bound a pod.
         let result = if bound > 0 {
             "scheduled"
         } else {
