@@ -15,7 +15,7 @@
 
 use crate::config::{Config, DEFAULT_FILTERS, PluginRef};
 use crate::engine::CycleOutcome;
-use crate::framework::{Framework, Mode, Overrides, replay};
+use crate::framework::{Framework, Mode, Overrides, Runner, replay};
 use crate::input::Objects;
 use crate::input::kube;
 use crate::input::workload::{Event, EventType, Events};
@@ -333,6 +333,12 @@ pub struct SimulationExpect {
     /// Batch mode: namespace/podgroup -> its phase and condition message.
     #[serde(default)]
     pub pod_groups: BTreeMap<String, ExpectGroup>,
+    /// Scheduler mode: plugin -> node -> its normalized score (0..=100,
+    /// before weighting) for the first workload pod, on exactly the nodes
+    /// that pass the case's filters; a plugin whose PreScore skips the pod
+    /// scores 0 on each (upstream's scoring tests).
+    #[serde(default)]
+    pub scores: BTreeMap<String, BTreeMap<String, i64>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -397,7 +403,22 @@ fn run_simulation_case(
     };
     let mode = if batch { Mode::Batch } else { Mode::Scheduler };
     let mut framework = Framework::build(&config, &catalog, mode, &overrides)?;
-    let cluster = framework.cluster_state(&objects)?;
+    let mut cluster = framework.cluster_state(&objects)?;
+    let mut diffs = Vec::new();
+    if !case.expect.scores.is_empty() {
+        let Runner::Scheduler(scheduler) = &mut framework.runner else {
+            bail!("expect.scores: only in scheduler mode");
+        };
+        let Some((first, _)) = pending.pods.first() else {
+            bail!("expect.scores: the workload has no pod to score");
+        };
+        let pod = kube::pod(first).context("workload[0]")?;
+        let snapshot = cluster.snapshot();
+        let (feasible, scores) = scheduler
+            .score_feasible(&snapshot, pod)
+            .map_err(|e| anyhow!("scoring workload[0]: {e}"))?;
+        diffs.extend(compare_scores(&case.expect.scores, &feasible, &scores));
+    }
     let events: Vec<Event> = pending
         .pods
         .into_iter()
@@ -439,7 +460,49 @@ fn run_simulation_case(
         Outputs::keep_all(),
         &mut (),
     )?;
-    Ok(compare_simulation(&case.expect, &report))
+    diffs.extend(compare_simulation(&case.expect, &report));
+    Ok(diffs)
+}
+
+/// What differs between expected and computed scores: every expected
+/// plugin must have scored exactly the expected nodes.
+fn compare_scores(
+    expect: &BTreeMap<String, BTreeMap<String, i64>>,
+    feasible: &[std::sync::Arc<str>],
+    scores: &[crate::engine::schedule::PluginScores],
+) -> Vec<String> {
+    let mut diffs = Vec::new();
+    for (plugin, want) in expect {
+        let Some(got) = scores.iter().find(|s| &s.plugin == plugin) else {
+            diffs.push(format!("scores: {plugin} is not a configured score plugin"));
+            continue;
+        };
+        let got: BTreeMap<&str, i64> = feasible
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                let v = got.scores.as_ref().map_or(0, |s| s[i]);
+                (n.as_ref(), v)
+            })
+            .collect();
+        let want_nodes: BTreeSet<&str> = want.keys().map(String::as_str).collect();
+        let got_nodes: BTreeSet<&str> = got.keys().copied().collect();
+        if want_nodes != got_nodes {
+            diffs.push(format!(
+                "scores: {plugin}: expected nodes {want_nodes:?}, feasible {got_nodes:?}"
+            ));
+            continue;
+        }
+        for (node, v) in want {
+            if got[node.as_str()] != *v {
+                diffs.push(format!(
+                    "scores: {plugin} on {node}: expected {v}, got {}",
+                    got[node.as_str()]
+                ));
+            }
+        }
+    }
+    diffs
 }
 
 /// What differs between a simulation's expectation and its report.

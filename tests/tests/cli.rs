@@ -247,6 +247,51 @@ fn conformance_reports_and_exits_nonzero_on_failure() {
     );
 }
 
+/// `expect.scores` checks each plugin's score node by node: a wrong
+/// score, a node that did not pass the filters and a plugin not
+/// configured each fail the case with what differs.
+#[test]
+fn conformance_checks_scores_node_by_node() {
+    let dir = sift_tests::temp_dir("cli-scores");
+    let src = sift_tests::workspace_root().join("tests/cases/Simulate/LeastAllocated/001-nothing-scheduled-resources-requested-differently-sized-nodes.json");
+    let case: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(src).unwrap()).unwrap();
+    assert_eq!(
+        case["expect"]["scores"]["NodeResourcesFit"],
+        serde_json::json!({"node1": 37, "node2": 50})
+    );
+    let write = |name: &str, scores: serde_json::Value| {
+        let mut c = case.clone();
+        c["expect"]["scores"] = scores;
+        std::fs::write(dir.join(name), c.to_string()).unwrap();
+    };
+    write(
+        "wrong.json",
+        serde_json::json!({"NodeResourcesFit": {"node1": 38, "node2": 50}}),
+    );
+    write(
+        "extra-node.json",
+        serde_json::json!({"NodeResourcesFit": {"node1": 37, "node2": 50, "node3": 0}}),
+    );
+    write(
+        "not-configured.json",
+        serde_json::json!({"ImageLocality": {"node1": 0, "node2": 0}}),
+    );
+    let o = sift(&["conformance", dir.to_str().unwrap()]);
+    let (out, _) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(out.contains("0 passed, 3 failed"), "{out}");
+    assert!(
+        out.contains("NodeResourcesFit on node1: expected 38, got 37"),
+        "{out}"
+    );
+    assert!(out.contains("\"node3\""), "{out}");
+    assert!(
+        out.contains("ImageLocality is not a configured score plugin"),
+        "{out}"
+    );
+}
+
 #[test]
 fn plugins_list_and_inspect() {
     let o = sift(&["plugins", "list"]);

@@ -1393,6 +1393,10 @@ def finish(c, cid):
         keys = sorted(model.key(p) for p in c["workload"])
         expect["preempted"] = {k: got_preempted.get(k, []) for k in keys}
     expect["bindCount"] = len(binds)
+    if c["upstream"] is not None and not c["unscheduled"]:
+        # upstream's scores, node by node (its scoring tests run no filter;
+        # here every scored node passes the case's filters)
+        expect["scores"] = {model.score_plugins(c["config"])[0][0]: c["upstream"]}
     out["expect"] = expect
     return out
 

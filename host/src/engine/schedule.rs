@@ -174,19 +174,13 @@ impl Scheduler {
             (0, Vec::new(), Vec::new())
         } else {
             let mut totals = vec![0i64; slots.len()];
-            let mut by_plugin = Vec::with_capacity(self.scorers.len());
-            for s in &self.scorers {
-                let scores = s.plugin.score(cycle, &slots)?;
-                if let Some(scores) = &scores {
+            let mut by_plugin = self.plugin_scores(cycle, &slots)?;
+            for s in &by_plugin {
+                if let Some(scores) = &s.scores {
                     for (t, v) in totals.iter_mut().zip(scores) {
                         *t = t.saturating_add(v.saturating_mul(s.weight));
                     }
                 }
-                by_plugin.push(PluginScores {
-                    plugin: s.plugin.name().to_string(),
-                    weight: s.weight,
-                    scores,
-                });
             }
             if !self.engine.extenders().is_empty() {
                 let (extra, rows) = extender_scores(self.engine.extenders(), cycle, &feasible);
@@ -219,6 +213,47 @@ impl Scheduler {
             by_plugin,
             annotations,
         })
+    }
+
+    /// Each score plugin's final scores over `slots`, in configured order.
+    fn plugin_scores(
+        &self,
+        cycle: &Cycle,
+        slots: &[u32],
+    ) -> Result<Vec<PluginScores>, PluginError> {
+        self.scorers
+            .iter()
+            .map(|s| {
+                Ok(PluginScores {
+                    plugin: s.plugin.name().to_string(),
+                    weight: s.weight,
+                    scores: s.plugin.score(cycle, slots)?,
+                })
+            })
+            .collect()
+    }
+
+    /// Filters `pod`, then scores every feasible node with every score
+    /// plugin, even a single one (which [`Scheduler::schedule`] would not
+    /// score): what upstream's scoring tests check, node by node.
+    pub fn score_feasible(
+        &mut self,
+        snapshot: &Arc<Snapshot>,
+        pod: Pod,
+    ) -> Result<(Vec<Arc<str>>, Vec<PluginScores>), String> {
+        let filter = self.engine.find_nodes_that_fit(snapshot, pod.clone());
+        if let Some(e) = &filter.error {
+            return Err(e.to_string());
+        }
+        let feasible: Vec<Arc<str>> = filter.feasible_nodes().cloned().collect();
+        if feasible.is_empty() {
+            return Ok((feasible, Vec::new()));
+        }
+        let cycle = Cycle::new(pod, snapshot.clone());
+        let scores = self
+            .plugin_scores(&cycle, &filter.feasible)
+            .map_err(|e| e.to_string())?;
+        Ok((feasible, scores))
     }
 
     /// The index of the highest total; ties as configured.
