@@ -75,3 +75,53 @@ pub fn allocatable_and_requested(
         _ => (0, 0),
     }
 }
+
+/// Maps raw scores in `0..=max(scores)` onto `0..=max_priority`, reversed
+/// (`max_priority - score`) when `reverse` (kube-scheduler's
+/// `helper.DefaultNormalizeScore`): all zero stays zero, or becomes
+/// `max_priority` everywhere when reversed. Raw scores are non-negative.
+pub fn default_normalize(max_priority: i64, reverse: bool, scores: &mut [i64]) {
+    let max = scores.iter().copied().max().unwrap_or(0);
+    if max <= 0 {
+        if reverse {
+            scores.fill(max_priority);
+        }
+        return;
+    }
+    for s in scores.iter_mut() {
+        let scaled = max_priority.saturating_mul(*s) / max;
+        *s = if reverse {
+            max_priority - scaled
+        } else {
+            scaled
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_normalize_scales_to_the_maximum_and_reverses() {
+        let mut s = [0, 1, 2];
+        default_normalize(100, false, &mut s);
+        assert_eq!(s, [0, 50, 100]);
+        let mut s = [0, 1, 2];
+        default_normalize(100, true, &mut s);
+        assert_eq!(s, [100, 50, 0]);
+        // Integer division as Go's: 100 * 1 / 3 = 33.
+        let mut s = [1, 3];
+        default_normalize(100, false, &mut s);
+        assert_eq!(s, [33, 100]);
+    }
+
+    #[test]
+    fn default_normalize_all_zero() {
+        let mut s = [0, 0];
+        default_normalize(100, false, &mut s);
+        assert_eq!(s, [0, 0]);
+        default_normalize(100, true, &mut s);
+        assert_eq!(s, [100, 100]);
+    }
+}

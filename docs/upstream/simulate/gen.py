@@ -132,7 +132,7 @@ def qos(containers):
 
 
 def pod(name, *reqs, node=None, prio=0, ns="default", labels=None, limits=None,
-        policy="PreemptLowerPriority", spread=None, node_selector=None):
+        policy="PreemptLowerPriority", spread=None, node_selector=None, tolerations=None):
     """reqs: one dict of requests per container (None: a container with no
     requests at all)."""
     reqs = reqs or (None,)
@@ -144,6 +144,8 @@ def pod(name, *reqs, node=None, prio=0, ns="default", labels=None, limits=None,
         spec["nodeSelector"] = node_selector
     if spread:
         spec["topologySpreadConstraints"] = spread
+    if tolerations:
+        spec["tolerations"] = [dict(t) for t in tolerations]
     spec.update({"restartPolicy": "Always", "schedulerName": "default-scheduler",
                  "dnsPolicy": "ClusterFirst", "terminationGracePeriodSeconds": 30,
                  "enableServiceLinks": True, "preemptionPolicy": policy, "priority": prio})
@@ -263,7 +265,7 @@ def only_balanced(resources=RES):
 
 def case(group, name, source, nodes, workload, pods=(), config=None, filters=None,
          binds=None, unscheduled=(), messages=True, upstream=None, notes=None, preempted=None,
-         objects=(), candidates=None):
+         objects=(), candidates=None, ties=False):
     """binds: the expected binds, by hand; messages: False leaves FitError
     texts out (an upstream message not certain enough to pin); upstream:
     {node: score} expected by the upstream scoring test for the first
@@ -276,12 +278,14 @@ def case(group, name, source, nodes, workload, pods=(), config=None, filters=Non
     [(node, [victims], PDB violations), ...]} by hand, the dry run of the
     pod's first preemption in upstream's order (non-violating candidates
     first, each group in node order), checked against the model; it is not
-    written to the case (sift reports no candidates), the notes show it."""
+    written to the case (sift reports no candidates), the notes show it.
+    ties: the highest totals may tie (upstream then picks at random): a
+    pod placed on a tie is left out of `binds` (by hand and written)."""
     CASES.append(dict(group=group, name=name, source=source, nodes=nodes, pods=list(pods),
                       workload=list(workload), config=config, filters=filters,
                       binds=binds or {}, unscheduled=list(unscheduled), messages=messages,
                       upstream=upstream, notes=notes, preempted=preempted, objects=list(objects),
-                      candidates=candidates))
+                      candidates=candidates, ties=ties))
 
 
 def up(test, sub, file):
@@ -649,6 +653,68 @@ case(G, "plugin weights: NodeResourcesFit at weight 10 overturns BalancedAllocat
      notes="Same cluster and pod as the previous case: 43*10 + 100 = 530 for node-a against "
            "49*10 + 62 = 552 for node-b. No pluginConfig: NodeResourcesFit uses LeastAllocated with "
            "cpu:1, memory:1 and BalancedAllocation cpu and memory.")
+
+# ===================================================== TaintToleration (scoring)
+G = "TaintToleration"
+F = UPSTREAM + "framework/plugins/tainttoleration/taint_toleration_test.go"
+TT = cfg([("TaintToleration", 1)])
+TT_ALLOC = {"cpu": "4", "memory": "8Gi"}
+
+
+def pns(key, value, effect="PreferNoSchedule"):
+    return {"key": key, "value": value, "effect": effect}
+
+
+def tol(key, value, effect="PreferNoSchedule", op="Equal"):
+    return {"key": key, "operator": op, "value": value, "effect": effect}
+
+
+# Upstream's nodes carry taints only; here each also has room for the pod,
+# and "filters": ["TaintToleration"] runs the filter the default profile
+# runs before scoring (no NoSchedule taint here rejects a node unless said).
+for sub, tols, taints, want, binds in [
+    ("node with taints tolerated by the pod, gets a higher score than those node with intolerable taints",
+     [tol("foo", "bar")],
+     {"nodeA": [pns("foo", "bar")], "nodeB": [pns("foo", "blah")]},
+     {"nodeA": 100, "nodeB": 0}, {"default/pod1": "nodeA"}),
+    ("the nodes that all of their taints are tolerated by the pod, get the same score, no matter how many tolerable taints a node has",
+     [tol("cpu-type", "arm64"), tol("disk-type", "ssd")],
+     {"nodeA": [], "nodeB": [pns("cpu-type", "arm64")],
+      "nodeC": [pns("cpu-type", "arm64"), pns("disk-type", "ssd")]},
+     {"nodeA": 100, "nodeB": 100, "nodeC": 100}, {}),
+    ("the more intolerable taints a node has, the lower score it gets.",
+     [tol("foo", "bar")],
+     {"nodeA": [], "nodeB": [pns("cpu-type", "arm64")],
+      "nodeC": [pns("cpu-type", "arm64"), pns("disk-type", "ssd")]},
+     {"nodeA": 100, "nodeB": 50, "nodeC": 0}, {"default/pod1": "nodeA"}),
+    ("only taints and tolerations that have effect PreferNoSchedule are checked by taints-tolerations priority function",
+     [tol("cpu-type", "arm64", "NoSchedule"), tol("disk-type", "ssd", "NoSchedule")],
+     {"nodeA": [], "nodeB": [pns("cpu-type", "arm64", "NoSchedule")],
+      "nodeC": [pns("cpu-type", "arm64"), pns("disk-type", "ssd")]},
+     {"nodeA": 100, "nodeB": 100, "nodeC": 0}, {}),
+    ("Default behaviour No taints and tolerations, lands on node with no taints",
+     [],
+     {"nodeA": [], "nodeB": [pns("cpu-type", "arm64")]},
+     {"nodeA": 100, "nodeB": 0}, {"default/pod1": "nodeA"}),
+]:
+    case(G, sub, (f"TestTaintTolerationScore/{sub}", F),
+         [node(n, TT_ALLOC, taints=t) for n, t in taints.items()],
+         [pod("pod1", ZERO, tolerations=tols)],
+         config=TT, filters=["TaintToleration"],
+         binds=binds, upstream=want, ties=not binds)
+
+case(G, "an empty-effect toleration counts for PreferNoSchedule taints; a node the filter rejects is not scored",
+     ("sift-derived: getAllTolerationPreferNoSchedule keeps tolerations without an effect; "
+      "only feasible nodes are scored (schedule_one.go prioritizeNodes)", F),
+     [node("nodeA", TT_ALLOC, taints=[pns("gpu", "a100")]),
+      node("nodeB", TT_ALLOC, taints=[pns("spot", "true")]),
+      node("nodeC", TT_ALLOC, taints=[pns("dedicated", "batch", "NoSchedule")])],
+     [pod("pod1", ZERO, tolerations=[{"key": "gpu", "operator": "Exists"}])],
+     config=TT, filters=["TaintToleration"],
+     binds={"default/pod1": "nodeA"}, upstream={"nodeA": 100, "nodeB": 0},
+     notes="The toleration has no effect, so it tolerates nodeA's gpu=a100:PreferNoSchedule; "
+           "nodeB's spot taint is intolerable (raw 1, normalized 0); nodeC fails the filter on its "
+           "NoSchedule taint and gets no score.")
 
 # ===================================================== PrioritySort
 G = "PrioritySort"
@@ -1312,7 +1378,10 @@ def finish(c, cid):
     pdbs = [o for o in c["objects"] if o["kind"] == "PodDisruptionBudget"]
 
     binds, unscheduled, messages, preempted, trace = model.simulate(
-        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs)
+        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs, c["ties"])
+    bound_total = len(binds)
+    tied = {t["pod"] for t in trace if t.get("tie")}
+    binds = {k: v for k, v in binds.items() if k not in tied}
     if binds != c["binds"]:
         raise AssertionError(f"{cid}: model binds {binds}, table says {c['binds']}\n{trace}")
     if sorted(unscheduled) != sorted(c["unscheduled"]):
@@ -1339,7 +1408,10 @@ def finish(c, cid):
             by[p["spec"]["nodeName"]].add(p)
         plugins = model.score_plugins(c["config"])
         assert len(plugins) == 1, cid
-        got = model.plugin_scores(c["workload"][0], states, plugins)[plugins[0][0]]
+        first = c["workload"][0]
+        filters = c["filters"] if c["filters"] is not None else model.DEFAULT_FILTERS
+        feasible = [s for s in states if model.run_filters(first, s, states, filters) is None]
+        got = model.plugin_scores(first, feasible, plugins)[plugins[0][0]]
         if got != c["upstream"]:
             raise AssertionError(f"{cid}: model scores {got}, upstream expects {c['upstream']}")
 
@@ -1355,7 +1427,7 @@ def finish(c, cid):
     for t in trace:
         if "total" in t:
             steps.append(f"{t['pod']}: " + ", ".join(f"{n}={v}" for n, v in t["total"].items())
-                         + f" -> {t['host']}")
+                         + (f" -> a tie ({', '.join(t['tie'])})" if t.get("tie") else f" -> {t['host']}"))
         elif "only" in t:
             steps.append(f"{t['pod']}: only {t['only']} passes the filters")
         elif "nominated" in t:
@@ -1392,7 +1464,7 @@ def finish(c, cid):
     if c["preempted"] is not None:
         keys = sorted(model.key(p) for p in c["workload"])
         expect["preempted"] = {k: got_preempted.get(k, []) for k in keys}
-    expect["bindCount"] = len(binds)
+    expect["bindCount"] = bound_total
     if c["upstream"] is not None and not c["unscheduled"]:
         # upstream's scores, node by node (its scoring tests run no filter;
         # here every scored node passes the case's filters)

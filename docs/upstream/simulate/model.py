@@ -414,6 +414,29 @@ def score_plugins(config):
     return out
 
 
+def default_normalize(scores, reverse):
+    # helper/normalize_score.go DefaultNormalizeScore(MaxNodeScore, reverse, scores)
+    top = max(scores.values(), default=0)
+    if top <= 0:
+        return {n: MAX_NODE_SCORE for n in scores} if reverse else dict(scores)
+    out = {}
+    for n, v in scores.items():
+        v = go_div(MAX_NODE_SCORE * v, top)
+        out[n] = MAX_NODE_SCORE - v if reverse else v
+    return out
+
+
+def taint_scores(pod, states):
+    # tainttoleration/taint_toleration.go PreScore, Score, NormalizeScore
+    prefer = [t for t in pod["spec"].get("tolerations", [])
+              if not t.get("effect") or t["effect"] == "PreferNoSchedule"]
+    only = {"spec": {"tolerations": prefer}}
+    raw = {s.name: sum(1 for t in s.node["spec"].get("taints", [])
+                       if t["effect"] == "PreferNoSchedule" and not tolerates(only, t))
+           for s in states}
+    return default_normalize(raw, reverse=True)
+
+
 def plugin_scores(pod, states, plugins):
     """{plugin: {node: score}} for the feasible nodes."""
     out = {}
@@ -425,6 +448,8 @@ def plugin_scores(pod, states, plugins):
                 out[name] = {s.name: 0 for s in states}  # Skip: contributes nothing
             else:
                 out[name] = {s.name: balanced_score(pod, s, a) for s in states}
+        elif name == "TaintToleration":
+            out[name] = taint_scores(pod, states)
         else:
             raise ValueError(f"no score plugin {name} in sift")
     return out
@@ -764,8 +789,11 @@ def fit_error_histogram(statuses, states):
 
 
 # ---------------------------------------------------------------------- loop
-def simulate(nodes, pods, workload, config=None, filters=None, pdbs=()):
+def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=False):
     """The scheduleOne loop over a workload that arrives at once (instant 0).
+    A tie between the highest totals is an error unless `ties_ok` (upstream
+    picks among them at random; sift takes the first in node order, as here,
+    and the trace marks the step "tie").
     Returns (binds, unscheduled, messages, preempted, trace): `messages` holds
     the last FitError text of each pod left unscheduled, `preempted` maps
     each pod whose PostFilter preempted to its victims (namespace/name, most
@@ -872,10 +900,11 @@ def simulate(nodes, pods, workload, config=None, filters=None, pdbs=()):
                 total = {s.name: sum(ps[name][s.name] * w for name, w, _ in plugins) for s in feasible}
                 best = max(total.values())
                 top = [n for n, v in total.items() if v == best]
-                if len(top) != 1:
+                if len(top) != 1 and not ties_ok:
                     raise AssertionError(f"{k}: tie between {top} at {best} ({ps})")
                 host = by_name[top[0]]
-                trace.append({"pod": k, "scores": ps, "total": total, "host": host.name})
+                trace.append({"pod": k, "scores": ps, "total": total, "host": host.name,
+                              "tie": top if len(top) > 1 else None})
         assumed = dict(pod, spec=dict(pod["spec"], nodeName=host.name))
         host.add(assumed)
         binds[k] = host.name
