@@ -89,7 +89,8 @@ def uid(*parts):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "sift-simulate/" + "/".join(parts)))
 
 
-def node(name, alloc, labels=None, taints=None, unschedulable=False):
+def node(name, alloc, labels=None, taints=None, unschedulable=False, images=None):
+    """images: status.images, [(names, sizeBytes)] (left out when None)."""
     l = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
     l.update(labels or {})
     alloc = dict(alloc)
@@ -99,22 +100,28 @@ def node(name, alloc, labels=None, taints=None, unschedulable=False):
         spec["unschedulable"] = True
     if taints:
         spec["taints"] = taints
+    status = {"allocatable": dict(alloc), "capacity": dict(alloc)}
+    if images is not None:
+        status["images"] = [{"names": list(names), "sizeBytes": size} for names, size in images]
     return {"apiVersion": "v1", "kind": "Node",
             "metadata": {"name": name, "uid": None, "labels": l},
             "spec": spec,
-            "status": {"allocatable": dict(alloc), "capacity": dict(alloc)}}
+            "status": status}
 
 
 ZERO = {"cpu": "0", "memory": "0"}  # explicit zero requests: honoured, no 100m/200Mi default
 
 
-def container(i, requests=None, limits=None):
+PAUSE = "registry.k8s.io/pause:3.10"
+
+
+def container(i, requests=None, limits=None, image=PAUSE, prefix="c"):
     res = {}
     if requests is not None:
         res["requests"] = dict(requests)
     if limits is not None:
         res["limits"] = dict(limits)
-    return {"name": f"c{i}", "image": "registry.k8s.io/pause:3.10", "imagePullPolicy": "IfNotPresent",
+    return {"name": f"{prefix}{i}", "image": image, "imagePullPolicy": "IfNotPresent",
             "resources": res, "terminationMessagePath": "/dev/termination-log",
             "terminationMessagePolicy": "File"}
 
@@ -132,12 +139,19 @@ def qos(containers):
 
 
 def pod(name, *reqs, node=None, prio=0, ns="default", labels=None, limits=None,
-        policy="PreemptLowerPriority", spread=None, node_selector=None, tolerations=None):
+        policy="PreemptLowerPriority", spread=None, node_selector=None, tolerations=None,
+        affinity=None, images=None, init_images=None):
     """reqs: one dict of requests per container (None: a container with no
-    requests at all)."""
+    requests at all). images: one image per container (default: the pause
+    image for each); init_images: init containers (named i0, i1...), one per
+    image, with explicit zero requests; affinity: spec.affinity."""
     reqs = reqs or (None,)
-    cs = [container(i, r, limits) for i, r in enumerate(reqs)]
+    images = images or [PAUSE] * len(reqs)
+    assert len(images) == len(reqs), (name, images, reqs)
+    cs = [container(i, r, limits, image=im) for i, (r, im) in enumerate(zip(reqs, images))]
     spec = {"containers": cs}
+    if init_images:
+        spec["initContainers"] = [container(i, ZERO, image=im, prefix="i") for i, im in enumerate(init_images)]
     if node:
         spec["nodeName"] = node
     if node_selector:
@@ -146,6 +160,8 @@ def pod(name, *reqs, node=None, prio=0, ns="default", labels=None, limits=None,
         spec["topologySpreadConstraints"] = spread
     if tolerations:
         spec["tolerations"] = [dict(t) for t in tolerations]
+    if affinity:
+        spec["affinity"] = affinity
     spec.update({"restartPolicy": "Always", "schedulerName": "default-scheduler",
                  "dnsPolicy": "ClusterFirst", "terminationGracePeriodSeconds": 30,
                  "enableServiceLinks": True, "preemptionPolicy": policy, "priority": prio})
@@ -229,9 +245,10 @@ def pdb_status(p, cluster_pods):
     st.update({"currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": expected})
 
 
-def cfg(score, fit=None, balanced=None):
+def cfg(score, fit=None, balanced=None, added_affinity=None):
     """score: [(plugin, weight)]; fit: a NodeResourcesFit scoringStrategy;
-    balanced: BalancedAllocation resources."""
+    balanced: BalancedAllocation resources; added_affinity: NodeAffinityArgs
+    addedAffinity (a v1 NodeAffinity)."""
     c = {"percentageOfNodesToScore": 100,
          "plugins": {"score": {"disabled": [{"name": "*"}],
                                "enabled": [{"name": n, "weight": w} for n, w in score]}}}
@@ -240,6 +257,8 @@ def cfg(score, fit=None, balanced=None):
         pcs.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": fit}})
     if balanced is not None:
         pcs.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": balanced}})
+    if added_affinity is not None:
+        pcs.append({"name": "NodeAffinity", "args": {"addedAffinity": added_affinity}})
     if pcs:
         c["pluginConfig"] = pcs
     return c
@@ -1411,7 +1430,7 @@ def finish(c, cid):
         first = c["workload"][0]
         filters = c["filters"] if c["filters"] is not None else model.DEFAULT_FILTERS
         feasible = [s for s in states if model.run_filters(first, s, states, filters) is None]
-        got = model.plugin_scores(first, feasible, plugins)[plugins[0][0]]
+        got = model.plugin_scores(first, feasible, plugins, states)[plugins[0][0]]
         if got != c["upstream"]:
             raise AssertionError(f"{cid}: model scores {got}, upstream expects {c['upstream']}")
 

@@ -35,6 +35,7 @@ Loop (schedule_one.go, ScheduleOne / schedulingCycle / SchedulePod):
 """
 import itertools
 import math
+import re
 from decimal import Decimal
 
 MAX_NODE_SCORE = 100            # fwk.MaxNodeScore
@@ -165,12 +166,198 @@ def f_taint(pod, ns, _all):
     return None
 
 
-def f_node_affinity(pod, ns, _all):
-    # nodeaffinity/node_affinity.go Filter, nodeSelector only
-    labels = ns.node["metadata"].get("labels", {})
-    for k, v in pod["spec"].get("nodeSelector", {}).items():
+# ------------------------------------------------------ node selector terms
+# component-helpers/scheduling/corev1/nodeaffinity/nodeaffinity.go (what the
+# NodeAffinity plugin's Filter and Score build on) over
+# apimachinery/pkg/labels/selector.go NewRequirement / Requirement.Matches and
+# apimachinery/pkg/fields (OneTermEqualSelector, OneTermNotEqualSelector).
+class BadTerm(ValueError):
+    """A node selector term that does not parse (upstream: a parse error)."""
+
+
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_GO_INT = re.compile(r"^[+-]?[0-9]+$")
+
+
+def _label_key_ok(key):
+    """validation.IsQualifiedName: [prefix/]name, the prefix a DNS subdomain
+    of at most 253 characters, the name at most 63 characters of
+    alphanumerics, '-', '_', '.', starting and ending alphanumeric."""
+    parts = key.split("/")
+    if len(parts) == 2:
+        prefix, name = parts
+        if not prefix or len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix):
+            return False
+    elif len(parts) == 1:
+        name = parts[0]
+    else:
+        return False
+    return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
+
+
+def _label_value_ok(v):
+    """validation.IsValidLabelValue: empty, or at most 63 characters of the
+    label-name alphabet."""
+    return v == "" or (len(v) <= 63 and bool(_LABEL_NAME.match(v)))
+
+
+def _go_parse_int(s):
+    """strconv.ParseInt(s, 10, 64), None on error (no spaces, no '_')."""
+    if not _GO_INT.match(s):
+        return None
+    v = int(s)
+    return v if -2**63 <= v < 2**63 else None
+
+
+def _parse_expression(e):
+    """One matchExpressions entry: nodeSelectorRequirementsAsSelector maps the
+    operator (In, NotIn, Exists, DoesNotExist, Gt, Lt; anything else is an
+    error), then labels.NewRequirement checks the key, the number of values
+    (In/NotIn at least one, Exists/DoesNotExist none, Gt/Lt exactly one that
+    parses as a base-10 int64) and every value as a label value."""
+    op, key, vals = e.get("operator"), e.get("key", ""), list(e.get("values") or [])
+    if op not in ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"):
+        raise BadTerm(f"operator {op!r} is not a node selector operator")
+    if not _label_key_ok(key):
+        raise BadTerm(f"invalid label key {key!r}")
+    if op in ("In", "NotIn") and not vals:
+        raise BadTerm(f"{op} on {key!r} without values")
+    if op in ("Exists", "DoesNotExist") and vals:
+        raise BadTerm(f"{op} on {key!r} with values")
+    if op in ("Gt", "Lt"):
+        if len(vals) != 1:
+            raise BadTerm(f"{op} on {key!r} needs exactly one value")
+        if _go_parse_int(vals[0]) is None:
+            raise BadTerm(f"{op} on {key!r}: {vals[0]!r} is not an integer")
+    for v in vals:
+        if not _label_value_ok(v):
+            raise BadTerm(f"invalid label value {v!r}")
+    return (op, key, vals)
+
+
+def _expression_matches(req, labels):
+    """labels.Requirement.Matches: In needs the key with a listed value; NotIn
+    holds for a missing key or an unlisted value; Exists / DoesNotExist test
+    the key; Gt / Lt need the key with a value that parses as an integer and
+    compare it with the requirement's (a value that does not parse: no
+    match)."""
+    op, key, vals = req
+    has = key in labels
+    if op == "In":
+        return has and labels[key] in vals
+    if op == "NotIn":
+        return not has or labels[key] not in vals
+    if op == "Exists":
+        return has
+    if op == "DoesNotExist":
+        return not has
+    if not has:
+        return False
+    mine = _go_parse_int(labels[key])
+    if mine is None:
+        return False
+    theirs = _go_parse_int(vals[0])
+    return mine > theirs if op == "Gt" else mine < theirs
+
+
+def _parse_field(e):
+    """One matchFields entry (nodeSelectorRequirementsAsFieldSelector): In or
+    NotIn with exactly one value, anything else is an error; the key is not
+    checked here (API validation allows only metadata.name)."""
+    op, vals = e.get("operator"), list(e.get("values") or [])
+    if op not in ("In", "NotIn"):
+        raise BadTerm(f"operator {op!r} is not a node field selector operator")
+    if len(vals) != 1:
+        raise BadTerm(f"{op} field selector needs exactly one value")
+    return (op, e.get("key", ""), vals[0])
+
+
+def parse_term(term):
+    """newNodeSelectorTerm: its matchExpressions as one label selector (ANDed)
+    and its matchFields as one field selector (ANDed); any bad entry makes the
+    whole term a parse error. Callers leave out empty terms first."""
+    exprs = [_parse_expression(e) for e in term.get("matchExpressions") or []]
+    fields = [_parse_field(e) for e in term.get("matchFields") or []]
+    return (exprs, fields)
+
+
+def is_empty_term(term):
+    # isEmptyNodeSelectorTerm: neither matchExpressions nor matchFields
+    return not (term.get("matchExpressions") or term.get("matchFields"))
+
+
+def term_matches(parsed, node):
+    """nodeSelectorTerm.match: every expression holds on the node's labels
+    and every field requirement on its fields, which are {metadata.name}
+    (extractNodeFields; a field the set lacks reads as "")."""
+    exprs, fields = parsed
+    labels = node["metadata"].get("labels") or {}
+    if not all(_expression_matches(r, labels) for r in exprs):
+        return False
+    node_fields = {"metadata.name": node["metadata"]["name"]}
+    for op, key, v in fields:
+        if (node_fields.get(key, "") == v) != (op == "In"):
+            return False
+    return True
+
+
+def preferred_terms(terms):
+    """NewPreferredSchedulingTerms: terms of weight 0 and terms with an empty
+    preference are dropped unparsed (an empty preference matches no node; it
+    does not match every node); any other term that fails to parse is an
+    error of the whole list (PreScore then returns it as an Error status).
+    Returns [(weight, parsed term)]."""
+    out, errs = [], []
+    for t in terms:
+        pref = t.get("preference") or {}
+        if not t.get("weight") or is_empty_term(pref):
+            continue
+        try:
+            out.append((t["weight"], parse_term(pref)))
+        except BadTerm as e:
+            errs.append(str(e))
+    if errs:
+        raise BadTerm("; ".join(errs))
+    return out
+
+
+def required_matches(pod, node):
+    """RequiredNodeAffinity.Match (GetRequiredNodeAffinity): every nodeSelector
+    pair, then, when requiredDuringSchedulingIgnoredDuringExecution is set, at
+    least one of its terms (ORed; empty terms are dropped and a term that
+    does not parse matches nothing; no term left matches no node)."""
+    labels = node["metadata"].get("labels") or {}
+    for k, v in (pod["spec"].get("nodeSelector") or {}).items():
         if labels.get(k) != v:
-            return (UNRESOLVABLE, ["node(s) didn't match Pod's node affinity/selector"])
+            return False
+    na = (pod["spec"].get("affinity") or {}).get("nodeAffinity") or {}
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    if req is None:
+        return True
+    for t in req.get("nodeSelectorTerms") or []:
+        if is_empty_term(t):
+            continue
+        if t.get("matchFields"):
+            # PreFilter turns metadata.name In terms into PreFilterResult
+            # node names, which changes the rejected nodes' statuses: not
+            # modelled, no case uses it
+            raise NotImplementedError("required matchFields (NodeAffinity PreFilter) are not modelled")
+        try:
+            if term_matches(parse_term(t), node):
+                return True
+        except BadTerm:
+            continue
+    return False
+
+
+def f_node_affinity(pod, ns, _all):
+    """nodeaffinity/node_affinity.go Filter: the pod's nodeSelector and
+    required node affinity (required_matches); the plugin args'
+    addedAffinity.requiredDuringScheduling... is not modelled (score_plugins
+    refuses it)."""
+    if not required_matches(pod, ns.node):
+        return (UNRESOLVABLE, ["node(s) didn't match Pod's node affinity/selector"])
     return None
 
 
@@ -408,9 +595,13 @@ def score_plugins(config):
         if {"name": "*"} in score.get("disabled", []):
             enabled = []
         enabled = enabled + [(e["name"], e.get("weight", 1)) for e in score.get("enabled", [])]
+    na = args.get("NodeAffinity", {})
+    if (na.get("addedAffinity") or {}).get("requiredDuringSchedulingIgnoredDuringExecution"):
+        raise NotImplementedError("NodeAffinity addedAffinity.requiredDuringScheduling... is not modelled")
     out = []
     for name, w in enabled:
-        out.append((name, w, fit if name == "NodeResourcesFit" else bal))
+        a = {"NodeResourcesFit": fit, "NodeResourcesBalancedAllocation": bal}.get(name, args.get(name, {}))
+        out.append((name, w, a))
     return out
 
 
@@ -437,8 +628,95 @@ def taint_scores(pod, states):
     return default_normalize(raw, reverse=True)
 
 
-def plugin_scores(pod, states, plugins):
-    """{plugin: {node: score}} for the feasible nodes."""
+def node_affinity_scores(pod, states, args):
+    """nodeaffinity/node_affinity.go PreScore, Score, NormalizeScore.
+    PreScore: the pod's preferredDuringSchedulingIgnoredDuringExecution (None
+    when the field is absent) and the args' addedAffinity preferred terms
+    (only when there is at least one), each through preferred_terms; a parse
+    error is PreScore's Error (the model refuses it); neither present: Skip,
+    0 on every node. Score: the sum of the weights of the terms of both lists
+    that match the node. NormalizeScore: DefaultNormalizeScore, not reversed
+    (the highest sum gets 100, the rest 100 * sum / highest, truncated; all
+    0 stays 0)."""
+    na = (pod["spec"].get("affinity") or {}).get("nodeAffinity") or {}
+    own = na.get("preferredDuringSchedulingIgnoredDuringExecution")
+    added = ((args or {}).get("addedAffinity") or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or []
+    if own is None and not added:
+        return {s.name: 0 for s in states}  # Skip
+    terms = preferred_terms(added) + preferred_terms(own or [])
+    raw = {s.name: sum(w for w, t in terms if term_matches(t, s.node)) for s in states}
+    return default_normalize(raw, reverse=False)
+
+
+MB = 1024 * 1024
+IMAGE_MIN_THRESHOLD = 23 * MB                  # imagelocality minThreshold
+IMAGE_MAX_CONTAINER_THRESHOLD = 1000 * MB      # imagelocality maxContainerThreshold
+
+
+def normalized_image_name(name):
+    """imagelocality normalizedImageName: ":latest" is appended when the last
+    ':' does not come after the last '/' (no tag; a registry port's colon
+    does not count as one). A digest reference (name@sha256:...) has its ':'
+    after the last '/' and is kept as is. Only the pod's references are
+    normalized, never the names a node reports."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def image_states(all_states):
+    """The scheduler cache's image states (backend/cache addNodeImageStates,
+    over the snapshot): every name of every status.images entry of every
+    node, taken as written, with the set of nodes listing it and its
+    sizeBytes. Upstream keeps the size of the first node the cache saw with
+    that name, so the model refuses a name listed with two sizes."""
+    sizes, nodes = {}, {}
+    for s in all_states:
+        for img in s.node.get("status", {}).get("images") or []:
+            for n in img.get("names") or []:
+                if n in sizes and sizes[n] != img["sizeBytes"]:
+                    raise AssertionError(f"image {n!r} listed with two sizes: upstream takes the first node's")
+                sizes[n] = img["sizeBytes"]
+                nodes.setdefault(n, set()).add(s.name)
+    return sizes, nodes
+
+
+def image_locality_scores(pod, states, all_states):
+    """imagelocality/image_locality.go Score (no NormalizeScore). The images
+    are the pod's init containers', its containers' and its image volumes'
+    (volumes[].image.reference), each normalized_image_name'd; the count is
+    one per init container, container and image volume, present on the node
+    or not (master after kubernetes/kubernetes#138951; v1.36 counted image
+    volumes in the sum only, not in the count). For each image the node
+    lists: size * spread, spread = float64(nodes listing the name) /
+    float64(all nodes of the snapshot, feasible or not), truncated to int64;
+    the sum is clamped into [23 MiB, 1000 MiB * count] and scored
+    100 * (sum - 23 MiB) / (1000 MiB * count - 23 MiB) in integer division."""
+    sizes, where = image_states(all_states)
+    total = len(all_states)
+    spec = pod["spec"]
+    refs = [c["image"] for c in spec.get("initContainers") or []]
+    refs += [c["image"] for c in spec["containers"]]
+    refs += [v["image"]["reference"] for v in spec.get("volumes") or [] if v.get("image")]
+    top = IMAGE_MAX_CONTAINER_THRESHOLD * len(refs)
+    out = {}
+    for s in states:
+        acc = 0
+        for r in refs:
+            n = normalized_image_name(r)
+            if s.name in where.get(n, ()):
+                spread = float(len(where[n])) / float(total)
+                acc += int(float(sizes[n]) * spread)
+        acc = min(max(acc, IMAGE_MIN_THRESHOLD), top) if top >= IMAGE_MIN_THRESHOLD else IMAGE_MIN_THRESHOLD
+        out[s.name] = MAX_NODE_SCORE * (acc - IMAGE_MIN_THRESHOLD) // (top - IMAGE_MIN_THRESHOLD)
+    return out
+
+
+def plugin_scores(pod, states, plugins, all_states=None):
+    """{plugin: {node: score}} for the feasible nodes `states`; `all_states`
+    are all the snapshot's nodes (ImageLocality's spread counts them all),
+    `states` when not given."""
+    all_states = states if all_states is None else all_states
     out = {}
     for name, _w, a in plugins:
         if name == "NodeResourcesFit":
@@ -450,6 +728,10 @@ def plugin_scores(pod, states, plugins):
                 out[name] = {s.name: balanced_score(pod, s, a) for s in states}
         elif name == "TaintToleration":
             out[name] = taint_scores(pod, states)
+        elif name == "NodeAffinity":
+            out[name] = node_affinity_scores(pod, states, a)
+        elif name == "ImageLocality":
+            out[name] = image_locality_scores(pod, states, all_states)
         else:
             raise ValueError(f"no score plugin {name} in sift")
     return out
@@ -822,7 +1104,7 @@ def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=
     deleted and leave the simulation (no controller recreates them), the
     lower-priority pods nominated to that node lose their nomination, and
     the pod is nominated to it. A pod that binds loses its nomination."""
-    filters = filters or DEFAULT_FILTERS
+    filters = DEFAULT_FILTERS if filters is None else filters
     now = 0
     states = [NodeState(n) for n in nodes]
     by_name = {s.name: s for s in states}
@@ -896,7 +1178,7 @@ def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=
                 host = feasible[0]
                 trace.append({"pod": k, "only": host.name})
             else:
-                ps = plugin_scores(pod, feasible, plugins)
+                ps = plugin_scores(pod, feasible, plugins, states)
                 total = {s.name: sum(ps[name][s.name] * w for name, w, _ in plugins) for s in feasible}
                 best = max(total.values())
                 top = [n for n, v in total.items() if v == best]
