@@ -735,6 +735,146 @@ case(G, "an empty-effect toleration counts for PreferNoSchedule taints; a node t
            "nodeB's spot taint is intolerable (raw 1, normalized 0); nodeC fails the filter on its "
            "NoSchedule taint and gets no score.")
 
+# ===================================================== NodeAffinity (scoring)
+G = "NodeAffinity"
+F = UPSTREAM + "framework/plugins/nodeaffinity/node_affinity_test.go"
+NA_ALLOC = {"cpu": "4", "memory": "8Gi"}
+
+
+def expr(key, op, *values):
+    e = {"key": key, "operator": op}
+    if values:
+        e["values"] = list(values)
+    return e
+
+
+def pref(weight, *exprs, fields=()):
+    """A PreferredSchedulingTerm: matchExpressions `exprs`, matchFields `fields`."""
+    p = {}
+    if exprs:
+        p["matchExpressions"] = list(exprs)
+    if fields:
+        p["matchFields"] = list(fields)
+    return {"weight": weight, "preference": p}
+
+
+def node_aff(preferred=None, required=None):
+    na = {}
+    if required is not None:
+        na["requiredDuringSchedulingIgnoredDuringExecution"] = {"nodeSelectorTerms": required}
+    if preferred is not None:
+        na["preferredDuringSchedulingIgnoredDuringExecution"] = preferred
+    return {"nodeAffinity": na}
+
+
+# TestNodeAffinityPriority's labels and affinities
+LABEL1 = {"foo": "bar"}
+LABEL2 = {"key": "value"}
+LABEL3 = {"az": "az1"}
+LABEL4 = {"abc": "az11", "def": "az22"}
+LABEL5 = {"foo": "bar", "key": "value", "az": "az1"}
+AFF1 = [pref(2, expr("foo", "In", "bar"))]
+AFF2 = [pref(2, expr("foo", "In", "bar")),
+        pref(4, expr("key", "In", "value")),
+        pref(5, expr("foo", "In", "bar"), expr("key", "In", "value"), expr("az", "In", "az1"))]
+AFF2_NOTES = ("node1 (foo=bar) matches the weight-2 term, node5 (all three labels) all three terms, "
+              "2 + 4 + 5 = 11, node2 (key=value) the weight-4 term; normalized against 11: "
+              "100*2/11 = 18, 100, 100*4/11 = 36.")
+
+# Upstream's nodes carry labels only; here each also has room for the pod,
+# and "filters": ["NodeAffinity"] runs the plugin's own filter, which passes
+# every node of these rows (no pod here has a nodeSelector or required node
+# affinity, and no args add one).
+for sub, aff, labels, want, binds, added, notes in [
+    ("all nodes are same priority as NodeAffinity is nil", None,
+     {"node1": LABEL1, "node2": LABEL2, "node3": LABEL3},
+     {"node1": 0, "node2": 0, "node3": 0}, {}, None,
+     "The pod has no affinity: PreScore skips it (upstream's row calls Score directly, which sums no "
+     "term), so every node scores 0 and the bind is a tie."),
+    ("Skip is returned in PreScore when NodeAffinity is nil", None,
+     {"node1": LABEL1}, {"node1": 0}, {"default/pod1": "node1"}, None,
+     "Upstream checks that PreScore returns Skip and stops there. A skipped plugin scores 0 on each "
+     "feasible node (expect.scores), and with the single node the pod binds without a scoring step."),
+    ("no node matches preferred scheduling requirements in NodeAffinity of pod so all nodes' priority is zero",
+     AFF1, {"node1": LABEL4, "node2": LABEL2, "node3": LABEL3},
+     {"node1": 0, "node2": 0, "node3": 0}, {}, None,
+     "No node has foo=bar: every sum is 0, and DefaultNormalizeScore leaves all-zero scores at 0."),
+    ("only node1 matches the preferred scheduling requirements of pod", AFF1,
+     {"node1": LABEL1, "node2": LABEL2, "node3": LABEL3},
+     {"node1": 100, "node2": 0, "node3": 0}, {"default/pod1": "node1"}, None,
+     "node1 sums 2, the highest, normalized to 100."),
+    ("all nodes matches the preferred scheduling requirements of pod but with different priorities", AFF2,
+     {"node1": LABEL1, "node5": LABEL5, "node2": LABEL2},
+     {"node1": 18, "node5": 100, "node2": 36}, {"default/pod1": "node5"}, None,
+     "Upstream's subtest name ends with a space. " + AFF2_NOTES),
+    ("added affinity", None,
+     {"node1": LABEL1, "node2": LABEL2},
+     {"node1": 100, "node2": 0}, {"default/pod1": "node1"}, AFF1,
+     "The pod has no affinity, but the plugin args add the weight-2 foo=bar term "
+     "(pluginConfig NodeAffinity addedAffinity), so PreScore does not skip: node1 sums 2."),
+    ("added affinity and pod has default affinity", AFF1,
+     {"node1": LABEL1, "node2": LABEL2, "node3": LABEL5},
+     {"node1": 40, "node2": 60, "node3": 100}, {"default/pod1": "node3"},
+     [pref(3, expr("key", "In", "value"))],
+     "The args' weight-3 key=value term adds to the pod's weight-2 foo=bar term: node1 2, node2 3, "
+     "node3 (both labels) 5; normalized against 5: 40, 60, 100."),
+    ("calculate the priorities correctly even if PreScore is not called", AFF2,
+     {"node1": LABEL1, "node5": LABEL5, "node2": LABEL2},
+     {"node1": 18, "node5": 100, "node2": 36}, {"default/pod1": "node5"}, None,
+     "In the stored upstream version this row runs PreScore too (runPreScore: true), so it repeats the "
+     "\"all nodes matches ...\" row. " + AFF2_NOTES),
+]:
+    case(G, sub, (f"TestNodeAffinityPriority/{sub}", F),
+         [node(n, NA_ALLOC, labels=l) for n, l in labels.items()],
+         [pod("pod1", ZERO, affinity=node_aff(preferred=aff) if aff is not None else None)],
+         config=cfg([("NodeAffinity", 1)], added_affinity=node_aff(preferred=added)["nodeAffinity"]
+                    if added is not None else None),
+         filters=["NodeAffinity"], binds=binds, upstream=want, ties=not binds, notes=notes)
+
+case(G, "operators NotIn, DoesNotExist, Gt and Lt, matchFields, and an empty preference",
+     ("sift-derived: nodeaffinity PreferredSchedulingTerms.Score over labels.Requirement.Matches, "
+      "matchFields on metadata.name, empty preferences dropped (component-helpers nodeaffinity.go)", F),
+     [node("node-a", NA_ALLOC, labels={"zone": "z1", "spot": "true", "cpu-gen": "5"}),
+      node("node-b", NA_ALLOC, labels={"zone": "z2", "cpu-gen": "10"}),
+      node("node-c", NA_ALLOC, labels={"spot": "false", "cpu-gen": "v4"}),
+      node("node-d", NA_ALLOC, labels={"zone": "z1", "cpu-gen": "4"}),
+      node("node-e", NA_ALLOC, labels={"zone": "z1", "spot": "true", "cpu-gen": "2"})],
+     [pod("pod1", ZERO, affinity=node_aff(preferred=[
+         pref(1, expr("zone", "NotIn", "z1")),
+         pref(2, expr("spot", "DoesNotExist")),
+         pref(4, expr("cpu-gen", "Gt", "3"), expr("cpu-gen", "Lt", "12")),
+         pref(8, fields=[expr("metadata.name", "In", "node-e")]),
+         {"weight": 32, "preference": {}}]))],
+     config=cfg([("NodeAffinity", 1)]), filters=["NodeAffinity"],
+     binds={"default/pod1": "node-e"},
+     upstream={"node-a": 50, "node-b": 87, "node-c": 12, "node-d": 75, "node-e": 100},
+     notes="Terms: w1 zone NotIn [z1] (a missing zone matches), w2 spot DoesNotExist, w4 cpu-gen Gt 3 "
+           "and Lt 12 (ANDed, compared as integers), w8 matchFields metadata.name In [node-e], w32 an "
+           "empty preference, which NewPreferredSchedulingTerms drops: it matches no node (it would "
+           "add 32 everywhere if read as match-all). Sums: node-a 4 (cpu-gen 5), node-b 1 + 2 + 4 = 7 "
+           "(10 is between 3 and 12 as a number, not as a string), node-c 1 (no zone; spot=false "
+           "exists; cpu-gen v4 is not an integer, so Gt fails), node-d 2 + 4 = 6, node-e 8 (its name; "
+           "cpu-gen 2 fails Gt 3). Normalized against 8: 50, 87, 12, 75, 100.")
+
+case(G, "the required affinity filter removes the best preferred node; normalization over the rest",
+     ("sift-derived: nodeaffinity Filter (RequiredNodeAffinity) before Score; NormalizeScore over the "
+      "feasible nodes only (schedule_one.go prioritizeNodes)", F),
+     [node("node-a", NA_ALLOC, labels={"disk": "hdd", "gpu": "a100", "zone": "z1"}),
+      node("node-b", NA_ALLOC, labels={"disk": "ssd", "zone": "z1"}),
+      node("node-c", NA_ALLOC, labels={"disk": "nvme"}),
+      node("node-d", NA_ALLOC, labels={"disk": "nvme", "zone": "z1"})],
+     [pod("pod1", ZERO, affinity=node_aff(
+         required=[{"matchExpressions": [expr("disk", "In", "ssd", "nvme")]}],
+         preferred=[pref(10, expr("gpu", "Exists")), pref(4, expr("disk", "In", "nvme")),
+                    pref(2, expr("zone", "In", "z1"))]))],
+     config=cfg([("NodeAffinity", 1)]), filters=["NodeAffinity"],
+     binds={"default/pod1": "node-d"},
+     upstream={"node-b": 33, "node-c": 66, "node-d": 100},
+     notes="The pod requires disk In [ssd, nvme]: node-a (hdd) fails the NodeAffinity filter and is "
+           "not scored, although its preferred sum would be the highest (gpu 10 + zone 2 = 12). The "
+           "feasible sums are node-b 2, node-c 4, node-d 4 + 2 = 6, normalized against 6: 33, 66, 100 "
+           "(against 12 they would be 16, 33, 50).")
+
 # ===================================================== PrioritySort
 G = "PrioritySort"
 F = "queuesort/priority_sort_test.go"
