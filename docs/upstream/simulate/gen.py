@@ -17,6 +17,7 @@ Preemption group does).
 Run from anywhere: python3 docs/upstream/simulate/gen.py
 Output is deterministic (uids are uuid5 of the case and object names).
 """
+import hashlib
 import json
 import os
 import re
@@ -874,6 +875,120 @@ case(G, "the required affinity filter removes the best preferred node; normaliza
            "not scored, although its preferred sum would be the highest (gpu 10 + zone 2 = 12). The "
            "feasible sums are node-b 2, node-c 4, node-d 4 + 2 = 6, normalized against 6: 33, 66, 100 "
            "(against 12 they would be 16, 33, 50).")
+
+# ===================================================== ImageLocality (scoring)
+G = "ImageLocality"
+F = UPSTREAM + "framework/plugins/imagelocality/image_locality_test.go"
+IL = cfg([("ImageLocality", 1)])
+IL_ALLOC = {"cpu": "4", "memory": "8Gi"}
+MB = model.MB  # upstream's mb: 1024 * 1024
+
+
+def gcr(*mbs):
+    """status.images entries gcr.io/<n>:latest of n MiB, as the test's node statuses."""
+    return [([f"gcr.io/{n}:latest"], n * MB) for n in mbs]
+
+
+# TestImageLocalityPriority's node statuses (names as upstream lists them,
+# the repeated gcr.io/40:v1 included)
+NODE_403002000 = [(["gcr.io/40:latest", "gcr.io/40:v1", "gcr.io/40:v1"], 40 * MB),
+                  (["gcr.io/300:latest", "gcr.io/300:v1"], 300 * MB),
+                  (["gcr.io/2000:latest"], 2000 * MB)]
+NODE_25010 = [(["gcr.io/250:latest"], 250 * MB), (["gcr.io/10:latest", "gcr.io/10:v1"], 10 * MB)]
+NODE_60040900 = gcr(600, 40, 900)
+NODE_300600900 = gcr(300, 600, 900)
+NODE_400030 = gcr(4000, 30)
+NODE_203040 = gcr(20, 30, 40)
+NO_IMAGES = None  # v1.NodeStatus{}: no status.images
+
+
+# Upstream's nodes have a name and images only; here each also has room for
+# the pod. "filters": [] runs no filter, as upstream's scoring test, and
+# every node of the snapshot is scored. The pods' images have no tag, so
+# each is looked up as gcr.io/<n>:latest. MiB below is upstream's mb.
+for sub, images, init, nodes, want, binds, notes in [
+    ("two images spread on two nodes, prefer the larger image one", ["gcr.io/40", "gcr.io/250"], None,
+     {"node1": NODE_403002000, "node2": NODE_25010},
+     {"node1": 0, "node2": 5}, {"default/pod1": "node2"},
+     "Two containers: the range is 23 MiB to 2 * 1000 MiB. node1 has gcr.io/40 on 1 of 2 nodes: "
+     "40 MiB * 1/2 = 20 MiB, below 23 MiB, so 0. node2 has gcr.io/250 on 1 of 2 nodes: 125 MiB, "
+     "100 * (125 - 23) / (2000 - 23) = 5 (integer division, in bytes)."),
+    ("two images on one node, prefer this node", ["gcr.io/40", "gcr.io/300"], None,
+     {"node1": NODE_403002000, "node2": NODE_25010},
+     {"node1": 7, "node2": 0}, {"default/pod1": "node1"},
+     "node1 has both images, each on 1 of 2 nodes: 20 + 150 = 170 MiB, "
+     "100 * (170 - 23) / (2000 - 23) = 7; node2 has neither."),
+    ("if exceed limit, use limit", ["gcr.io/10", "gcr.io/4000"], None,
+     {"node1": NODE_400030, "node2": NODE_25010},
+     {"node1": 100, "node2": 0}, {"default/pod1": "node1"},
+     "node1: gcr.io/4000 on 1 of 2 nodes, 2000 MiB, which reaches the 2 * 1000 MiB ceiling: 100. "
+     "node2: gcr.io/10 on 1 of 2 nodes, 5 MiB, below the 23 MiB floor: 0."),
+    ("if exceed limit, use limit (with node which has no images present)", ["gcr.io/10", "gcr.io/4000"], None,
+     {"node1": NODE_400030, "node2": NODE_25010, "node3": NO_IMAGES},
+     {"node1": 66, "node2": 0, "node3": 0}, {"default/pod1": "node1"},
+     "A third node without images makes every spread n/3: node1 4000 MiB / 3 = 1333 MiB, "
+     "100 * (1333.3 - 23) / (2000 - 23) = 66; node2 10 MiB / 3, below the floor."),
+    ("pod with multiple large images, node2 is preferred", ["gcr.io/300", "gcr.io/600", "gcr.io/900"], None,
+     {"node1": NODE_60040900, "node2": NODE_300600900, "node3": NO_IMAGES},
+     {"node1": 32, "node2": 36, "node3": 0}, {"default/pod1": "node2"},
+     "Three containers: the ceiling is 3000 MiB. gcr.io/600 and gcr.io/900 are on 2 of 3 nodes, "
+     "gcr.io/300 on 1 of 3. node1: 600 * 2/3 + 900 * 2/3 = 1000 MiB, 100 * (1000 - 23) / (3000 - 23) "
+     "= 32; node2: 300/3 + 400 + 600 = 1100 MiB, 36."),
+    ("pod with multiple small images", ["gcr.io/30", "gcr.io/40"], None,
+     {"node1": NODE_203040, "node2": NODE_400030},
+     {"node1": 1, "node2": 0}, {"default/pod1": "node1"},
+     "gcr.io/30 is on both nodes (spread 1), gcr.io/40 on node1 only (1/2): node1 30 + 20 = 50 MiB, "
+     "100 * (50 - 23) / (2000 - 23) = 1; node2 30 MiB, 100 * 7 / 1977 = 0."),
+    ("include InitContainers: two images spread on two nodes, prefer the larger image one",
+     ["gcr.io/30"], ["gcr.io/300"],
+     {"node1": NODE_403002000, "node2": NODE_203040},
+     {"node1": 6, "node2": 0}, {"default/pod1": "node1"},
+     "The init container counts: its image adds to the sum and to the ceiling (one container and one "
+     "init container: 2 * 1000 MiB). node1 has gcr.io/300 (on 1 of 2 nodes): 150 MiB, "
+     "100 * (150 - 23) / (2000 - 23) = 6; node2 has gcr.io/30 (1 of 2): 15 MiB, below the floor."),
+]:
+    case(G, sub, (f"TestImageLocalityPriority/{sub}", F),
+         [node(n, IL_ALLOC, images=im) for n, im in nodes.items()],
+         [pod("pod1", *[ZERO] * len(images), images=images, init_images=init)],
+         config=IL, filters=[], binds=binds, upstream=want, notes=notes)
+
+case(G, "a node the filter rejects still counts in the image's spread",
+     ("sift-derived: ImageLocality Score divides by all the snapshot's nodes "
+      "(SnapshotSharedLister().NodeInfos().List()), and the image's node count includes filtered-out nodes",
+      UPSTREAM + "framework/plugins/imagelocality/image_locality.go"),
+     [node("node-a", IL_ALLOC, images=[(["registry.example/app:1.0"], 600 * MB)]),
+      node("node-b", IL_ALLOC, images=[(["registry.example/app:1.0"], 600 * MB)],
+           taints=[{"key": "dedicated", "value": "batch", "effect": "NoSchedule"}]),
+      node("node-c", IL_ALLOC, images=[])],
+     [pod("pod1", ZERO, images=["registry.example/app:1.0"])],
+     config=IL, filters=["TaintToleration"], binds={"default/pod1": "node-a"},
+     upstream={"node-a": 38, "node-c": 0},
+     notes="node-b fails the TaintToleration filter and is not scored, but it is still one of the 3 "
+           "nodes of the snapshot and one of the 2 holding the image: node-a scores 600 MiB * 2/3 = "
+           "400 MiB, 100 * (400 - 23) / (1000 - 23) = 38. Counting only the feasible nodes would give "
+           "600 * 1/2 = 300 MiB, 28; the image's holders from all nodes over the feasible count, "
+           "600 MiB, 59. node-c lists no image.")
+
+TOOL_DIGEST = "registry.example/tool@sha256:" + hashlib.sha256(b"tool").hexdigest()
+case(G, "image names: only the pod's references get :latest, a port is no tag, a digest is kept",
+     ("sift-derived: imagelocality normalizedImageName applied to the pod's images only; the cache "
+      "keys node images by the names status.images lists (backend/cache addNodeImageStates)",
+      UPSTREAM + "framework/plugins/imagelocality/image_locality.go"),
+     [node("node-a", IL_ALLOC, images=[(["registry.example:5000/app:latest", "registry.example:5000/app:v2"],
+                                        500 * MB)]),
+      node("node-b", IL_ALLOC, images=[(["registry.example:5000/app"], 500 * MB)]),
+      node("node-c", IL_ALLOC, images=[([TOOL_DIGEST, "registry.example/tool:1.2"], 800 * MB)])],
+     [pod("pod1", ZERO, ZERO, images=["registry.example:5000/app", TOOL_DIGEST])],
+     config=IL, filters=[], binds={"default/pod1": "node-c"},
+     upstream={"node-a": 7, "node-b": 0, "node-c": 12},
+     notes="registry.example:5000/app has no tag (its last ':' comes before its last '/'), so it is "
+           "looked up as registry.example:5000/app:latest, which node-a lists; node-b lists the bare "
+           "name, which a node's own names never get normalized into, so node-b has no image of the "
+           "pod. The digest reference has its ':' after the last '/' and is looked up as it is "
+           "(node-c). Two containers: ceiling 2000 MiB. node-a 500 MiB * 1/3 = 166.7 MiB, "
+           "100 * (166.7 - 23) / (2000 - 23) = 7; node-c 800 MiB * 1/3 = 266.7 MiB, 12. Normalizing "
+           "node-b's name as well would put the image on 2 of 3 nodes and node-a and node-b at 15 "
+           "each, above node-c.")
 
 # ===================================================== PrioritySort
 G = "PrioritySort"
