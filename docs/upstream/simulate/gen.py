@@ -81,6 +81,14 @@ NR = UPSTREAM + "framework/plugins/noderesources/"
 #                   std = |f0 - f1| / 2 for two resources, population std for more,
 #                   int64((1 - std) * 100); PreScore Skip when the pod's requests are all zero
 #                   (balanced_allocation.go balancedResourceScorer, PreScore, isBestEffortPod)
+#   NodeAffinity    node_affinity_scores: sum of the weights of the matching preferred terms (the
+#                   pod's and the args' addedAffinity's), DefaultNormalizeScore not reversed; PreScore
+#                   Skip when neither has any (nodeaffinity/node_affinity.go, component-helpers
+#                   nodeaffinity.go NewPreferredSchedulingTerms)
+#   ImageLocality   image_locality_scores: int64(size * nodes-with-image / all-snapshot-nodes) per
+#                   image of the init containers, containers and image volumes, clamped into
+#                   [23 MiB, 1000 MiB * count], 100 * (sum - min) / (max - min) in integers
+#                   (imagelocality/image_locality.go)
 
 CASES = []
 
