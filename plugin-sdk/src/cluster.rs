@@ -29,6 +29,12 @@ pub struct PodGroup {
     /// `metadata.deletionTimestamp` is set. PodTopologySpread does not
     /// count terminating pods; InterPodAffinity does.
     pub terminating: bool,
+    /// The pods' required affinity terms (contract 0.4): InterPodAffinity's
+    /// scoring weighs them with `hardPodAffinityWeight`.
+    pub affinity: Vec<PodAffinityTerm>,
+    /// The pods' preferred affinity and anti-affinity terms (contract 0.4).
+    pub preferred_affinity: Vec<crate::model::WeightedPodAffinityTerm>,
+    pub preferred_anti_affinity: Vec<crate::model::WeightedPodAffinityTerm>,
 }
 
 /// A pending pod nominated to a node (`status.nominatedNodeName`, set by

@@ -1,12 +1,13 @@
-//! The component side of the contract (0.3): bindings, the node table
+//! The component side of the contract (0.4): bindings, the node table
 //! and cluster view the host syncs into the instance, and conversion from
 //! the wire types to the SDK's model. Plugin authors never touch this
 //! module.
 
 use crate::cluster::{ClusterView, Domains, GroupCount, GroupIndex, NominatedPod, PodGroup};
 use crate::model::{
-    HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
-    PodAnnotations, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
+    ContainerImage, HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod,
+    PodAffinityTerm, PodAnnotations, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    TopologySpreadConstraint, WeightedPodAffinityTerm, WeightedSelectorTerm,
 };
 use crate::resources::Resources;
 use crate::{Args, Code, ExtensionPoints, NodeFields, Plugin, PreScore, Prepare, Status};
@@ -17,7 +18,7 @@ use std::sync::Arc;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/0.3.0",
+        path: "../wit/0.4.0",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
@@ -55,6 +56,7 @@ pub fn describe<P: Plugin>() -> wit::PluginInfo {
         (NodeFields::ANNOTATIONS, wit::NodeFields::ANNOTATIONS),
         (NodeFields::CONDITIONS, wit::NodeFields::CONDITIONS),
         (NodeFields::OBJECT, wit::NodeFields::OBJECT),
+        (NodeFields::IMAGES, wit::NodeFields::IMAGES),
     ] {
         if f.contains(ours) {
             flags = flags | theirs;
@@ -427,6 +429,31 @@ fn pod_group(g: wit::PodGroup) -> PodGroup {
         labels: labels(g.labels),
         anti_affinity: g.anti_affinity.into_iter().map(affinity_term).collect(),
         terminating: g.terminating,
+        affinity: g.affinity.into_iter().map(affinity_term).collect(),
+        preferred_affinity: g
+            .preferred_affinity
+            .into_iter()
+            .map(weighted_term)
+            .collect(),
+        preferred_anti_affinity: g
+            .preferred_anti_affinity
+            .into_iter()
+            .map(weighted_term)
+            .collect(),
+    }
+}
+
+fn weighted_term(t: wit::WeightedPodAffinityTerm) -> WeightedPodAffinityTerm {
+    WeightedPodAffinityTerm {
+        weight: t.weight,
+        term: affinity_term(t.term),
+    }
+}
+
+fn selector_term(t: wit::SelectorTerm) -> SelectorTerm {
+    SelectorTerm {
+        match_expressions: t.match_expressions.into_iter().map(requirement).collect(),
+        match_fields: t.match_fields.into_iter().map(requirement).collect(),
     }
 }
 
@@ -532,6 +559,15 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
                 annotations: labels(p.annotations),
             })
             .collect(),
+        images: n
+            .images
+            .into_iter()
+            .map(|i| ContainerImage {
+                names: i.names,
+                size_bytes: i.size_bytes,
+            })
+            .collect::<Vec<_>>()
+            .into(),
         memo: Default::default(),
     }
 }
@@ -571,15 +607,9 @@ fn pod(p: wit::Pod) -> Pod {
         labels: labels(p.labels),
         node_name: p.node_name,
         node_selector: labels(p.node_selector),
-        required_node_affinity: p.required_node_affinity.map(|terms| {
-            terms
-                .into_iter()
-                .map(|t| SelectorTerm {
-                    match_expressions: t.match_expressions.into_iter().map(requirement).collect(),
-                    match_fields: t.match_fields.into_iter().map(requirement).collect(),
-                })
-                .collect()
-        }),
+        required_node_affinity: p
+            .required_node_affinity
+            .map(|terms| terms.into_iter().map(selector_term).collect()),
         tolerations: p
             .tolerations
             .into_iter()
@@ -628,6 +658,25 @@ fn pod(p: wit::Pod) -> Pod {
             .collect(),
         pod_affinity: p.pod_affinity.into_iter().map(affinity_term).collect(),
         pod_anti_affinity: p.pod_anti_affinity.into_iter().map(affinity_term).collect(),
+        preferred_node_affinity: p
+            .preferred_node_affinity
+            .into_iter()
+            .map(|t| WeightedSelectorTerm {
+                weight: t.weight,
+                preference: selector_term(t.preference),
+            })
+            .collect(),
+        preferred_pod_affinity: p
+            .preferred_pod_affinity
+            .into_iter()
+            .map(weighted_term)
+            .collect(),
+        preferred_pod_anti_affinity: p
+            .preferred_pod_anti_affinity
+            .into_iter()
+            .map(weighted_term)
+            .collect(),
+        images: p.images,
         object: object(p.object),
     }
 }

@@ -64,9 +64,10 @@ pub use cluster::{
     NominatedPod, PodGroup,
 };
 pub use model::{
-    Found, HostPort, LabelKey, LabelSelector, LabelValue, Labels, Node, NodeCondition, NodeFields,
-    NodeMemo, OwnerReference, Pod, PodAffinityTerm, PodAnnotations, SelectorRequirement,
-    SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
+    ContainerImage, Found, HostPort, LabelKey, LabelSelector, LabelValue, Labels, Node,
+    NodeCondition, NodeFields, NodeMemo, OwnerReference, Pod, PodAffinityTerm, PodAnnotations,
+    SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
+    WeightedPodAffinityTerm, WeightedSelectorTerm,
 };
 pub use quantity::Quantity;
 pub use resources::Resources;

@@ -144,6 +144,15 @@ pub struct Pod {
     pub pod_affinity: Vec<PodAffinityTerm>,
     /// Required pod anti-affinity terms.
     pub pod_anti_affinity: Vec<PodAffinityTerm>,
+    /// Preferred node affinity terms (contract 0.4).
+    pub preferred_node_affinity: Vec<WeightedSelectorTerm>,
+    /// Preferred pod affinity terms (contract 0.4).
+    pub preferred_pod_affinity: Vec<WeightedPodAffinityTerm>,
+    /// Preferred pod anti-affinity terms (contract 0.4).
+    pub preferred_pod_anti_affinity: Vec<WeightedPodAffinityTerm>,
+    /// The images of its init containers, then its containers, as
+    /// written (contract 0.4).
+    pub images: Vec<String>,
     /// The escape hatch: the whole Pod as `kubectl get -o json` prints it,
     /// for fields this model lacks. Only for plugins that set
     /// [`crate::Plugin::POD_OBJECT`]; `None` otherwise.
@@ -186,9 +195,36 @@ pub struct Node {
     /// only, sorted by pod: device assignments such as which GPUs each
     /// pod took (set at Reserve).
     pub pod_annotations: Vec<PodAnnotations>,
+    /// The images it holds (`status.images`), for plugins whose
+    /// [`crate::Plugin::NODE_FIELDS`] has [`NodeFields::IMAGES`]. Shared:
+    /// a node is copied whenever its pods change, its images are not.
+    pub images: std::sync::Arc<[ContainerImage]>,
     /// What a plugin derived from this node ([`Node::derived`]); empty in
     /// a clone and after [`Node::add_pod`].
     pub memo: NodeMemo,
+}
+
+/// An image a node holds: its names (tags and digests, as the kubelet
+/// reports them) and size in bytes.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ContainerImage {
+    pub names: Vec<String>,
+    pub size_bytes: i64,
+}
+
+/// A preferred node affinity term: a node its `preference` matches adds
+/// `weight` to NodeAffinity's score.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WeightedSelectorTerm {
+    pub weight: i32,
+    pub preference: SelectorTerm,
+}
+
+/// A preferred pod affinity or anti-affinity term with its weight.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct WeightedPodAffinityTerm {
+    pub weight: i32,
+    pub term: PodAffinityTerm,
 }
 
 /// One value derived from a node, kept with it: a node is replaced, not
@@ -276,7 +312,7 @@ impl Node {
 /// The node fields a plugin reads; the host sends only these to a Wasm
 /// plugin (the name always), which keeps syncing cheap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NodeFields(u8);
+pub struct NodeFields(u16);
 
 /// The WIT flag names, e.g. "labels, taints", or "none".
 impl std::fmt::Display for NodeFields {
@@ -290,6 +326,7 @@ impl std::fmt::Display for NodeFields {
             (Self::ANNOTATIONS, "annotations"),
             (Self::CONDITIONS, "conditions"),
             (Self::OBJECT, "object"),
+            (Self::IMAGES, "images"),
         ];
         let mut any = false;
         for (flag, name) in names {
@@ -322,6 +359,10 @@ impl NodeFields {
     /// Contract 0.2 and later: the whole Node as JSON ([`Node::object`]).
     /// Costly (a node's object is kilobytes): never part of `ALL`.
     pub const OBJECT: NodeFields = NodeFields(128);
+    /// Contract 0.4 and later: the images the node holds ([`Node::images`]).
+    /// Kilobytes per node, read by ImageLocality alone: not part of `ALL`
+    /// either.
+    pub const IMAGES: NodeFields = NodeFields(256);
 
     pub const fn union(self, other: NodeFields) -> NodeFields {
         NodeFields(self.0 | other.0)
@@ -331,11 +372,11 @@ impl NodeFields {
         self.0 & other.0 == other.0
     }
 
-    pub const fn bits(self) -> u8 {
+    pub const fn bits(self) -> u16 {
         self.0
     }
 
-    pub const fn from_bits(bits: u8) -> NodeFields {
+    pub const fn from_bits(bits: u16) -> NodeFields {
         NodeFields(bits)
     }
 
@@ -354,6 +395,11 @@ impl NodeFields {
                 node.object.clone()
             } else {
                 None
+            },
+            images: if self.contains(Self::IMAGES) {
+                node.images.clone()
+            } else {
+                Default::default()
             },
             annotations: if self.contains(Self::ANNOTATIONS) {
                 node.annotations.clone()

@@ -292,6 +292,49 @@ fn conformance_checks_scores_node_by_node() {
     );
 }
 
+/// A scorer built for contract 0.3 (tests/fixtures) scores beside the
+/// bundled 0.4 plugins exactly as its 0.4 build does: old components keep
+/// working when the contract moves on.
+#[test]
+fn a_contract_0_3_scorer_scores_beside_0_4_plugins() {
+    let dir = sift_tests::temp_dir("cli-contract-0-3");
+    for entry in std::fs::read_dir(sift_tests::plugins_dir()).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if name != "sift_plugin_node_resources_balanced_allocation.wasm" {
+            std::fs::copy(&path, dir.join(name)).unwrap();
+        }
+    }
+    std::fs::copy(
+        sift_tests::workspace_root().join("tests/fixtures/balanced_allocation_contract_0_3.wasm"),
+        dir.join("balanced.wasm"),
+    )
+    .unwrap();
+    let o = sift(&["plugins", "list", "--plugins", dir.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{out}"))
+            .to_string()
+    };
+    assert!(
+        line("NodeResourcesBalancedAllocation").contains(" 0.3.0 "),
+        "{out}"
+    );
+    assert!(line("NodeResourcesFit").contains(" 0.4.0 "), "{out}");
+    let o = sift(&[
+        "conformance",
+        "--plugins",
+        dir.to_str().unwrap(),
+        "tests/cases/Simulate/BalancedAllocation",
+    ]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{out}{err}");
+    assert!(out.contains(" passed, 0 failed"), "{out}");
+}
+
 #[test]
 fn plugins_list_and_inspect() {
     let o = sift(&["plugins", "list"]);
@@ -306,9 +349,9 @@ fn plugins_list_and_inspect() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("name:         NodePorts"), "{out}");
     assert!(out.contains("node fields:  ports\n"), "{out}");
-    assert!(out.contains("sift:predicate/predicate@0.3.0"), "{out}");
+    assert!(out.contains("sift:predicate/predicate@0.4.0"), "{out}");
     assert!(
-        out.contains("contract:     sift:predicate/plugin@0.3.0"),
+        out.contains("contract:     sift:predicate/plugin@0.4.0"),
         "{out}"
     );
 }

@@ -44,6 +44,9 @@ impl Nominated {
                     labels: pod.labels.clone(),
                     anti_affinity: pod.pod_anti_affinity.clone(),
                     terminating: pod.terminating,
+                    affinity: pod.pod_affinity.clone(),
+                    preferred_affinity: pod.preferred_pod_affinity.clone(),
+                    preferred_anti_affinity: pod.preferred_pod_anti_affinity.clone(),
                 },
             },
         })

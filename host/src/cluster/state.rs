@@ -20,6 +20,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use sift_sdk::resources::{NonZero, Resources};
 use sift_sdk::{
     GroupCount, HostPort, Labels, Node, Pod, PodAffinityTerm, PodAnnotations, PodGroup,
+    WeightedPodAffinityTerm,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
@@ -55,6 +56,9 @@ struct GroupKey {
     labels: Vec<(String, String)>,
     anti_affinity: Vec<PodAffinityTerm>,
     terminating: bool,
+    affinity: Vec<PodAffinityTerm>,
+    preferred_affinity: Vec<WeightedPodAffinityTerm>,
+    preferred_anti_affinity: Vec<WeightedPodAffinityTerm>,
 }
 
 impl GroupKey {
@@ -66,6 +70,9 @@ impl GroupKey {
             labels,
             anti_affinity: pod.pod_anti_affinity.clone(),
             terminating: pod.terminating,
+            affinity: pod.pod_affinity.clone(),
+            preferred_affinity: pod.preferred_pod_affinity.clone(),
+            preferred_anti_affinity: pod.preferred_pod_anti_affinity.clone(),
         }
     }
 }
@@ -98,6 +105,9 @@ impl Pods {
             labels: Labels::new(key.labels.clone()),
             anti_affinity: key.anti_affinity.clone(),
             terminating: key.terminating,
+            affinity: key.affinity.clone(),
+            preferred_affinity: key.preferred_affinity.clone(),
+            preferred_anti_affinity: key.preferred_anti_affinity.clone(),
         };
         self.groups.insert(key.clone(), (Arc::new(group), 1));
     }

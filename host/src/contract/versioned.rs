@@ -9,7 +9,7 @@
 //! one call helper does, for every call (a call site that forgot would be a
 //! sandbox hole).
 
-use super::{Describe, Verdicts, v0_1, v0_2, v0_3};
+use super::{Describe, Verdicts, v0_1, v0_2, v0_3, v0_4};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
@@ -21,16 +21,22 @@ use wasmtime::component::Component;
 use wasmtime::component::{InstancePre, Linker};
 
 /// A value of one version's generated types.
-pub(super) enum Versioned<A, B, C> {
+pub(super) enum Versioned<A, B, C, D> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
+    V0_4(D),
 }
 
-pub(super) type Pre =
-    Versioned<v0_1::Pre<InstanceState>, v0_2::Pre<InstanceState>, v0_3::Pre<InstanceState>>;
-pub(super) type Bindings = Versioned<v0_1::Bindings, v0_2::Bindings, v0_3::Bindings>;
-pub(super) type WirePod = Versioned<v0_1::WirePod, v0_2::WirePod, v0_3::WirePod>;
+pub(super) type Pre = Versioned<
+    v0_1::Pre<InstanceState>,
+    v0_2::Pre<InstanceState>,
+    v0_3::Pre<InstanceState>,
+    v0_4::Pre<InstanceState>,
+>;
+pub(super) type Bindings =
+    Versioned<v0_1::Bindings, v0_2::Bindings, v0_3::Bindings, v0_4::Bindings>;
+pub(super) type WirePod = Versioned<v0_1::WirePod, v0_2::WirePod, v0_3::WirePod, v0_4::WirePod>;
 
 type S = Store<InstanceState>;
 /// What a reserve step gives the assumed pod.
@@ -39,7 +45,7 @@ type Annotations = Vec<(String, String)>;
 /// The contract versions this sift runs, oldest first. Adding one is a
 /// `wit/<version>/`, a `v<major>_<minor>.rs` beside this file, a variant
 /// of [`Version`], an entry here and its arms in this file's matches.
-pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0"];
+pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0"];
 
 /// A contract version a component implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -47,6 +53,7 @@ pub enum Version {
     V0_1,
     V0_2,
     V0_3,
+    V0_4,
 }
 
 impl Version {
@@ -54,7 +61,7 @@ impl Version {
     pub fn world(self) -> &'static str {
         match self {
             Version::V0_1 | Version::V0_2 => "predicate-plugin",
-            Version::V0_3 => "plugin",
+            Version::V0_3 | Version::V0_4 => "plugin",
         }
     }
 
@@ -69,6 +76,7 @@ impl Version {
             Version::V0_1 => "0.1.0",
             Version::V0_2 => "0.2.0",
             Version::V0_3 => "0.3.0",
+            Version::V0_4 => "0.4.0",
         }
     }
 
@@ -90,6 +98,9 @@ impl Version {
             }
             if name == v0_3::EXPORT {
                 return Ok(Version::V0_3);
+            }
+            if name == v0_4::EXPORT {
+                return Ok(Version::V0_4);
             }
         }
         let supported = SUPPORTED.join(", ");
@@ -132,6 +143,11 @@ macro_rules! by_version {
                 use v0_3 as api;
                 $body
             }
+            Versioned::V0_4($v) => {
+                #[allow(unused_imports)]
+                use v0_4 as api;
+                $body
+            }
         }
     };
 }
@@ -142,6 +158,7 @@ pub(super) fn link(linker: &mut Linker<InstanceState>, version: Version) -> wasm
         Version::V0_1 => v0_1::link(linker),
         Version::V0_2 => v0_2::link(linker),
         Version::V0_3 => v0_3::link(linker),
+        Version::V0_4 => v0_4::link(linker),
     }
 }
 
@@ -151,6 +168,7 @@ pub(super) fn pod_to_wire(version: Version, pod: &sift_sdk::Pod, pod_object: boo
         Version::V0_1 => Versioned::V0_1(v0_1::pod_to_wire(pod)),
         Version::V0_2 => Versioned::V0_2(v0_2::pod_to_wire(pod, pod_object)),
         Version::V0_3 => Versioned::V0_3(v0_3::pod_to_wire(pod, pod_object)),
+        Version::V0_4 => Versioned::V0_4(v0_4::pod_to_wire(pod, pod_object)),
     }
 }
 
@@ -164,6 +182,7 @@ impl Pre {
             Version::V0_1 => v0_1::pre(instance_pre).map(Versioned::V0_1),
             Version::V0_2 => v0_2::pre(instance_pre).map(Versioned::V0_2),
             Version::V0_3 => v0_3::pre(instance_pre).map(Versioned::V0_3),
+            Version::V0_4 => v0_4::pre(instance_pre).map(Versioned::V0_4),
         }
     }
 
@@ -172,6 +191,7 @@ impl Pre {
             Versioned::V0_1(pre) => pre.instantiate(store).map(Versioned::V0_1),
             Versioned::V0_2(pre) => pre.instantiate(store).map(Versioned::V0_2),
             Versioned::V0_3(pre) => pre.instantiate(store).map(Versioned::V0_3),
+            Versioned::V0_4(pre) => pre.instantiate(store).map(Versioned::V0_4),
         }
     }
 }
@@ -182,6 +202,7 @@ impl Clone for Pre {
             Versioned::V0_1(p) => Versioned::V0_1(p.clone()),
             Versioned::V0_2(p) => Versioned::V0_2(p.clone()),
             Versioned::V0_3(p) => Versioned::V0_3(p.clone()),
+            Versioned::V0_4(p) => Versioned::V0_4(p.clone()),
         }
     }
 }
@@ -234,6 +255,7 @@ impl Bindings {
             Versioned::V0_1(_) => Ok(()),
             Versioned::V0_2(b) => v0_2::sync_pod_groups(b, store, upserts, removals),
             Versioned::V0_3(b) => v0_3::sync_pod_groups(b, store, upserts, removals),
+            Versioned::V0_4(b) => v0_4::sync_pod_groups(b, store, upserts, removals),
         }
     }
 
@@ -248,6 +270,7 @@ impl Bindings {
             Versioned::V0_1(_) => Ok(()),
             Versioned::V0_2(b) => v0_2::sync_placements(b, store, snapshot, slots),
             Versioned::V0_3(b) => v0_3::sync_placements(b, store, snapshot, slots),
+            Versioned::V0_4(b) => v0_4::sync_placements(b, store, snapshot, slots),
         }
     }
 
@@ -262,6 +285,7 @@ impl Bindings {
             Versioned::V0_1(_) => Ok(()),
             Versioned::V0_2(b) => v0_2::sync_namespaces(b, store, namespaces, removals),
             Versioned::V0_3(b) => v0_3::sync_namespaces(b, store, namespaces, removals),
+            Versioned::V0_4(b) => v0_4::sync_namespaces(b, store, namespaces, removals),
         }
     }
 
@@ -275,6 +299,7 @@ impl Bindings {
             (Versioned::V0_1(b), Versioned::V0_1(p)) => v0_1::prepare(b, store, p),
             (Versioned::V0_2(b), Versioned::V0_2(p)) => v0_2::prepare(b, store, p),
             (Versioned::V0_3(b), Versioned::V0_3(p)) => v0_3::prepare(b, store, p),
+            (Versioned::V0_4(b), Versioned::V0_4(p)) => v0_4::prepare(b, store, p),
             _ => return None,
         })
     }
@@ -294,6 +319,7 @@ impl Bindings {
             Versioned::V0_1(_) => None,
             Versioned::V0_2(b) => Some(v0_2::filter_nominated(b, store, slot, added)),
             Versioned::V0_3(b) => Some(v0_3::filter_nominated(b, store, slot, added)),
+            Versioned::V0_4(b) => Some(v0_4::filter_nominated(b, store, slot, added)),
         }
     }
 
@@ -305,14 +331,21 @@ impl Bindings {
         pod: &WirePod,
         feasible: &[u32],
     ) -> Option<wasmtime::Result<PreScored>> {
-        let (Versioned::V0_3(b), Versioned::V0_3(pod)) = (self, pod) else {
-            return None;
-        };
-        Some(v0_3::pre_score(b, store, pod, feasible).map(|p| match p {
-            v0_3::PreScored::Skip => PreScored::Skip,
-            v0_3::PreScored::Error(s) => PreScored::Error(s),
-            v0_3::PreScored::Proceed => PreScored::Proceed,
-        }))
+        Some(match (self, pod) {
+            (Versioned::V0_3(b), Versioned::V0_3(pod)) => v0_3::pre_score(b, store, pod, feasible)
+                .map(|p| match p {
+                    v0_3::PreScored::Skip => PreScored::Skip,
+                    v0_3::PreScored::Error(s) => PreScored::Error(s),
+                    v0_3::PreScored::Proceed => PreScored::Proceed,
+                }),
+            (Versioned::V0_4(b), Versioned::V0_4(pod)) => v0_4::pre_score(b, store, pod, feasible)
+                .map(|p| match p {
+                    v0_4::PreScored::Skip => PreScored::Skip,
+                    v0_4::PreScored::Error(s) => PreScored::Error(s),
+                    v0_4::PreScored::Proceed => PreScored::Proceed,
+                }),
+            _ => return None,
+        })
     }
 
     /// Score; `None` before 0.3.
@@ -323,6 +356,7 @@ impl Bindings {
     ) -> Option<wasmtime::Result<Result<Vec<i64>, Status>>> {
         match self {
             Versioned::V0_3(b) => Some(v0_3::score(b, store, feasible)),
+            Versioned::V0_4(b) => Some(v0_4::score(b, store, feasible)),
             _ => None,
         }
     }
@@ -335,6 +369,7 @@ impl Bindings {
     ) -> Option<wasmtime::Result<Result<Vec<i64>, Status>>> {
         match self {
             Versioned::V0_3(b) => Some(v0_3::normalize_scores(b, store, raw)),
+            Versioned::V0_4(b) => Some(v0_4::normalize_scores(b, store, raw)),
             _ => None,
         }
     }
@@ -348,6 +383,7 @@ impl Bindings {
     ) -> Option<wasmtime::Result<Result<Annotations, Status>>> {
         match (self, pod) {
             (Versioned::V0_3(b), Versioned::V0_3(pod)) => Some(v0_3::reserve(b, store, pod, slot)),
+            (Versioned::V0_4(b), Versioned::V0_4(pod)) => Some(v0_4::reserve(b, store, pod, slot)),
             _ => None,
         }
     }

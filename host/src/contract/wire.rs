@@ -93,18 +93,19 @@ macro_rules! shared_conversions {
                 .collect()
         }
 
+        fn term_to_wire(t: &sift_sdk::SelectorTerm) -> wire::SelectorTerm {
+            wire::SelectorTerm {
+                match_expressions: t
+                    .match_expressions
+                    .iter()
+                    .map(requirement_to_wire)
+                    .collect(),
+                match_fields: t.match_fields.iter().map(requirement_to_wire).collect(),
+            }
+        }
+
         fn terms_to_wire(terms: &[sift_sdk::SelectorTerm]) -> Vec<wire::SelectorTerm> {
-            terms
-                .iter()
-                .map(|t| wire::SelectorTerm {
-                    match_expressions: t
-                        .match_expressions
-                        .iter()
-                        .map(requirement_to_wire)
-                        .collect(),
-                    match_fields: t.match_fields.iter().map(requirement_to_wire).collect(),
-                })
-                .collect()
+            terms.iter().map(term_to_wire).collect()
         }
 
         /// `n`'s field if the plugin reads it, else the empty value.
@@ -356,14 +357,21 @@ macro_rules! since_0_2_calls {
 pub(crate) use since_0_2_calls;
 
 /// Expands, in a 0.2-or-later version module, the conversions of 0.2's
-/// pod record and the cluster view's groups.
+/// pod record and the cluster view's groups, with the fields a later
+/// version adds to each (the pod as `$p`, the group as `$g`).
 macro_rules! since_0_2_conversions {
     () => {
         since_0_2_conversions!(|p| {});
     };
     (|$p:ident| { $($field:ident: $value:expr),* $(,)? }) => {
-        fn group_to_wire(g: &PodGroup) -> wire::PodGroup {
+        since_0_2_conversions!(|$p| { $($field: $value),* }, |g| {});
+    };
+    (|$p:ident| { $($field:ident: $value:expr),* $(,)? },
+     |$g:ident| { $($gfield:ident: $gvalue:expr),* $(,)? }) => {
+        fn group_to_wire($g: &PodGroup) -> wire::PodGroup {
+            let g = $g;
             wire::PodGroup {
+                $($gfield: $gvalue,)*
                 id: g.id,
                 namespace: g.namespace.clone(),
                 labels: labels_to_wire(&g.labels),

@@ -20,8 +20,9 @@ use sift_sdk::resources::{
     InitContainer, NonZero, PodResourceSpec, ResourceList, Resources, pod_requests,
 };
 use sift_sdk::{
-    HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod, PodAffinityTerm,
-    Quantity, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
+    ContainerImage, HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod,
+    PodAffinityTerm, Quantity, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    TopologySpreadConstraint, WeightedPodAffinityTerm, WeightedSelectorTerm,
 };
 use std::collections::BTreeMap;
 
@@ -374,6 +375,28 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
                         .as_ref()
                 }),
         ),
+        preferred_node_affinity: preferred_node_affinity(spec),
+        preferred_pod_affinity: weighted_terms(
+            affinity
+                .and_then(|a| a.pod_affinity.as_ref())
+                .and_then(|a| {
+                    a.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+        ),
+        preferred_pod_anti_affinity: weighted_terms(
+            affinity
+                .and_then(|a| a.pod_anti_affinity.as_ref())
+                .and_then(|a| {
+                    a.preferred_during_scheduling_ignored_during_execution
+                        .as_ref()
+                }),
+        ),
+        images: spec
+            .into_iter()
+            .flat_map(|s| s.init_containers.iter().flatten().chain(&s.containers))
+            .filter_map(|c| c.image.clone().filter(|i| !i.is_empty()))
+            .collect(),
         namespace: pod
             .metadata
             .namespace
@@ -401,20 +424,50 @@ fn required_node_affinity(spec: Option<&k8s::PodSpec>) -> Option<Vec<SelectorTer
             na.required_during_scheduling_ignored_during_execution
                 .as_ref()
         })
-        .map(|sel| {
-            sel.node_selector_terms
-                .iter()
-                .map(|t| SelectorTerm {
-                    match_expressions: t
-                        .match_expressions
-                        .iter()
-                        .flatten()
-                        .map(requirement)
-                        .collect(),
-                    match_fields: t.match_fields.iter().flatten().map(requirement).collect(),
-                })
-                .collect()
+        .map(|sel| sel.node_selector_terms.iter().map(selector_term).collect())
+}
+
+fn selector_term(t: &k8s::NodeSelectorTerm) -> SelectorTerm {
+    SelectorTerm {
+        match_expressions: t
+            .match_expressions
+            .iter()
+            .flatten()
+            .map(requirement)
+            .collect(),
+        match_fields: t.match_fields.iter().flatten().map(requirement).collect(),
+    }
+}
+
+/// `preferredDuringSchedulingIgnoredDuringExecution` of the pod's node
+/// affinity.
+fn preferred_node_affinity(spec: Option<&k8s::PodSpec>) -> Vec<WeightedSelectorTerm> {
+    spec.and_then(|s| s.affinity.as_ref())
+        .and_then(|a| a.node_affinity.as_ref())
+        .and_then(|na| {
+            na.preferred_during_scheduling_ignored_during_execution
+                .as_ref()
         })
+        .into_iter()
+        .flatten()
+        .map(|t| WeightedSelectorTerm {
+            weight: t.weight,
+            preference: selector_term(&t.preference),
+        })
+        .collect()
+}
+
+fn weighted_terms(
+    terms: Option<&Vec<k8s::WeightedPodAffinityTerm>>,
+) -> Vec<WeightedPodAffinityTerm> {
+    terms
+        .into_iter()
+        .flatten()
+        .map(|t| WeightedPodAffinityTerm {
+            weight: t.weight,
+            term: pod_affinity_term(&t.pod_affinity_term),
+        })
+        .collect()
 }
 
 fn topology_spread_constraints(spec: Option<&k8s::PodSpec>) -> Vec<TopologySpreadConstraint> {
@@ -490,6 +543,16 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
         object: None,
         pod_annotations: Vec::new(),
         non_zero_requested: NonZero::default(),
+        images: status
+            .and_then(|s| s.images.as_ref())
+            .into_iter()
+            .flatten()
+            .map(|i| ContainerImage {
+                names: i.names.clone().unwrap_or_default(),
+                size_bytes: i.size_bytes.unwrap_or(0),
+            })
+            .collect::<Vec<_>>()
+            .into(),
         memo: Default::default(),
     })
 }

@@ -1,0 +1,212 @@
+//! Contract 0.4 (`wit/0.4.0`, `sift:predicate/plugin@0.4.0`): 0.3's calls,
+//! with what kube-scheduler's default scorers read: the pod's preferred
+//! node and pod (anti-)affinity and its images, the node's images, and the
+//! cluster view's groups with their pods' affinity and preferred terms.
+//!
+//! Sections, the same in every version's file: bindings, host imports,
+//! calls, conversions.
+
+use super::wire::{
+    node_conversions, shared_calls, shared_conversions, shared_imports, since_0_2_calls,
+    since_0_2_conversions,
+};
+use super::{Describe, Verdicts};
+use crate::cluster::Snapshot;
+use crate::cluster::snapshot::Namespaces;
+use crate::engine::plugin::PrepareOutcome;
+use crate::runtime::{InstanceState, LogLevel};
+use sift_sdk::{Code, ExtensionPoints, NodeFields, NominatedPod, PodGroup, Status};
+use wasmtime::Store;
+use wasmtime::component::{HasSelf, InstancePre, Linker};
+
+// --- bindings ---------------------------------------------------------------
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit/0.4.0",
+        world: "plugin",
+    });
+}
+
+use bindings::sift::predicate::types as wire;
+pub(super) use bindings::{Plugin as Bindings, PluginPre as Pre};
+pub(super) type WirePod = wire::Pod;
+
+/// The export that says a component implements this version.
+pub(super) const EXPORT: &str = "sift:predicate/predicate@0.4.0";
+
+// --- host imports -------------------------------------------------------------
+
+shared_imports!();
+
+// --- calls ----------------------------------------------------------------------
+
+shared_calls!();
+
+since_0_2_calls!();
+
+pub(super) fn describe(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+) -> wasmtime::Result<Describe> {
+    let info = b.sift_predicate_predicate().call_describe(store)?;
+    Ok(Describe {
+        name: info.name,
+        node_fields: node_fields_from_wire(info.node_fields),
+        cluster: info.cluster,
+        pod_object: info.pod_object,
+        extension_points: [
+            (wire::ExtensionPoints::FILTER, ExtensionPoints::FILTER),
+            (wire::ExtensionPoints::SCORE, ExtensionPoints::SCORE),
+            (wire::ExtensionPoints::RESERVE, ExtensionPoints::RESERVE),
+        ]
+        .into_iter()
+        .filter(|(theirs, _)| info.extension_points.contains(*theirs))
+        .fold(ExtensionPoints::NONE, |acc, (_, ours)| acc | ours),
+        pod_annotation_keys: info.pod_annotation_keys,
+    })
+}
+
+/// What `pre-score` decided.
+pub(super) enum PreScored {
+    Proceed,
+    Skip,
+    Error(Status),
+}
+
+/// PreScore: the pod and the feasible nodes' slots.
+pub(super) fn pre_score(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    pod: &WirePod,
+    feasible: &[u32],
+) -> wasmtime::Result<PreScored> {
+    Ok(
+        match b
+            .sift_predicate_scorer()
+            .call_pre_score(store, pod, feasible)?
+        {
+            wire::PreScoreResult::Proceed => PreScored::Proceed,
+            wire::PreScoreResult::Skip => PreScored::Skip,
+            wire::PreScoreResult::Error(s) => PreScored::Error(status_from_wire(s)),
+        },
+    )
+}
+
+/// Score: one raw score per slot, or the plugin's error.
+pub(super) fn score(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    slots: &[u32],
+) -> wasmtime::Result<Result<Vec<i64>, Status>> {
+    Ok(b.sift_predicate_scorer()
+        .call_score(store, slots)?
+        .map_err(status_from_wire))
+}
+
+/// NormalizeScore over all feasible nodes' raw scores.
+pub(super) fn normalize_scores(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    scores: &[i64],
+) -> wasmtime::Result<Result<Vec<i64>, Status>> {
+    Ok(b.sift_predicate_scorer()
+        .call_normalize_scores(store, scores)?
+        .map_err(status_from_wire))
+}
+
+/// Reserve: the annotations the assumed pod carries.
+pub(super) fn reserve(
+    b: &Bindings,
+    store: &mut Store<InstanceState>,
+    pod: &WirePod,
+    slot: u32,
+) -> wasmtime::Result<Result<Vec<(String, String)>, Status>> {
+    Ok(b.sift_predicate_reserver()
+        .call_reserve(store, pod, slot)?
+        .map(|labels| labels.into_iter().map(|l| (l.key, l.value)).collect())
+        .map_err(status_from_wire))
+}
+
+// --- conversions ----------------------------------------------------------------
+
+shared_conversions!();
+
+since_0_2_conversions!(|p| {
+    non_zero_requests: wire::NonZero {
+        milli_cpu: p.non_zero_requests.milli_cpu,
+        memory: p.non_zero_requests.memory,
+    },
+    preferred_node_affinity: p
+        .preferred_node_affinity
+        .iter()
+        .map(|t| wire::WeightedSelectorTerm {
+            weight: t.weight,
+            preference: term_to_wire(&t.preference),
+        })
+        .collect(),
+    preferred_pod_affinity: weighted_to_wire(&p.preferred_pod_affinity),
+    preferred_pod_anti_affinity: weighted_to_wire(&p.preferred_pod_anti_affinity),
+    images: p.images.clone(),
+}, |g| {
+    affinity: g.affinity.iter().map(affinity_term_to_wire).collect(),
+    preferred_affinity: weighted_to_wire(&g.preferred_affinity),
+    preferred_anti_affinity: weighted_to_wire(&g.preferred_anti_affinity),
+});
+
+fn weighted_to_wire(
+    terms: &[sift_sdk::WeightedPodAffinityTerm],
+) -> Vec<wire::WeightedPodAffinityTerm> {
+    terms
+        .iter()
+        .map(|t| wire::WeightedPodAffinityTerm {
+            weight: t.weight,
+            term: affinity_term_to_wire(&t.term),
+        })
+        .collect()
+}
+
+node_conversions! {
+    flags: [LABELS, TAINTS, UNSCHEDULABLE, RESOURCES, PORTS, ANNOTATIONS, CONDITIONS, OBJECT, IMAGES],
+    more: |n, fields| {
+        annotations: masked(fields, NodeFields::ANNOTATIONS, || labels_to_wire(&n.annotations)),
+        conditions: masked(fields, NodeFields::CONDITIONS, || {
+            n.conditions
+                .iter()
+                .map(|c| wire::NodeCondition {
+                    type_: c.type_.clone(),
+                    status: c.status.clone(),
+                })
+                .collect()
+        }),
+        object: masked(fields, NodeFields::OBJECT, || {
+            n.object.as_deref().unwrap_or_default().to_string()
+        }),
+        non_zero_requested: if fields.contains(NodeFields::RESOURCES) {
+            wire::NonZero {
+                milli_cpu: n.non_zero_requested.milli_cpu,
+                memory: n.non_zero_requested.memory,
+            }
+        } else {
+            wire::NonZero { milli_cpu: 0, memory: 0 }
+        },
+        images: masked(fields, NodeFields::IMAGES, || {
+            n.images
+                .iter()
+                .map(|i| wire::ContainerImage {
+                    names: i.names.clone(),
+                    size_bytes: i.size_bytes,
+                })
+                .collect()
+        }),
+        // The host keeps only the keys plugins named (ClusterState).
+        pod_annotations: n
+            .pod_annotations
+            .iter()
+            .map(|p| wire::PodAnnotations {
+                pod: p.pod.clone(),
+                annotations: labels_to_wire(&p.annotations),
+            })
+            .collect(),
+    }
+}
