@@ -203,6 +203,46 @@ impl NodeSelector {
     }
 }
 
+/// Parsed preferred node affinity terms (kube-scheduler's
+/// `PreferredSchedulingTerms`): a node's score is the sum of the weights
+/// of the terms it matches. Terms of weight 0 are dropped; unlike the
+/// required side, a term that does not parse is an error (upstream's
+/// PreScore fails the cycle with it).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PreferredTerms {
+    terms: Vec<(i64, Term)>,
+}
+
+impl PreferredTerms {
+    pub fn new(terms: &[crate::model::WeightedSelectorTerm]) -> Result<PreferredTerms, String> {
+        let mut out = PreferredTerms::default();
+        let mut errors = Vec::new();
+        for (i, t) in terms.iter().enumerate() {
+            if t.weight == 0 {
+                continue;
+            }
+            match Term::parse(&t.preference) {
+                Ok(term) => out.terms.push((i64::from(t.weight), term)),
+                Err(e) => errors.push(format!("[{i}].preference: {e}")),
+            }
+        }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors.join("; "))
+        }
+    }
+
+    /// The sum of the weights of the terms the node matches.
+    pub fn score(&self, node_name: &str, labels: &Labels) -> i64 {
+        self.terms
+            .iter()
+            .filter(|(_, t)| t.matches(node_name, labels))
+            .map(|(w, _)| *w)
+            .sum()
+    }
+}
+
 /// A pod's hard node constraints: `spec.nodeSelector` AND required node
 /// affinity (kube-scheduler's `RequiredNodeAffinity`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 /// The built-in predicates: kube-scheduler's default filters in their
 /// order, then sift's own (GpuModel, not enabled by default), the default
-/// scorer BalancedAllocation, and the FGD paper's GPU-sharing plugins
+/// scorers BalancedAllocation and ImageLocality, and the FGD paper's GPU-sharing plugins
 /// (GpuShare and its policies' scorers, not enabled by default).
 pub fn builtin() -> Vec<NativePlugin> {
     vec![
@@ -25,6 +25,7 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_inter_pod_affinity::sift_native_plugin(),
         sift_plugin_gpu_model::sift_native_plugin(),
         sift_plugin_node_resources_balanced_allocation::sift_native_plugin(),
+        sift_plugin_image_locality::sift_native_plugin(),
         sift_plugin_gpu_share::sift_native_plugin(),
         sift_plugin_fgd_score::sift_native_plugin(),
         sift_plugin_best_fit_score::sift_native_plugin(),

@@ -1,14 +1,17 @@
 //! NodeAffinity: `spec.nodeSelector` and required node affinity, plus the
-//! scheduler-enforced `addedAffinity` from the plugin's arguments.
+//! scheduler-enforced `addedAffinity` from the plugin's arguments; as a
+//! scorer, the weights of the preferred terms a node matches, the pod's
+//! and `addedAffinity`'s (`nodeaffinity/node_affinity.go`).
 //!
 //! Its prepare step narrows the nodes when every affinity term pins
 //! `metadata.name`, and rejects the pod outright when those pins conflict.
 
 use serde::Deserialize;
-use sift_sdk::selector::{NodeSelector, OBJECT_NAME_FIELD, RequiredNodeAffinity};
+use sift_sdk::scoring::default_normalize;
+use sift_sdk::selector::{NodeSelector, OBJECT_NAME_FIELD, PreferredTerms, RequiredNodeAffinity};
 use sift_sdk::{
-    Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, SelectorRequirement, SelectorTerm,
-    Status, export_plugin,
+    Args, ClusterView, ExtensionPoints, MAX_NODE_SCORE, Node, NodeFields, Plugin, Pod, PreScore,
+    Prepare, SelectorRequirement, SelectorTerm, Status, WeightedSelectorTerm, export_plugin,
 };
 use std::collections::BTreeSet;
 
@@ -18,6 +21,16 @@ pub const ERR_REASON_CONFLICT: &str = "pod affinity terms conflict";
 
 pub struct NodeAffinity {
     added: Option<NodeSelector>,
+    /// `addedAffinity`'s preferred terms; `None` when it has none.
+    added_preferred: Option<PreferredTerms>,
+}
+
+/// What a cycle computed: the required side for `filter`, the pod's
+/// preferred terms for `score` (`None`: the pod has none).
+#[derive(Default)]
+pub struct State {
+    required: RequiredNodeAffinity,
+    preferred: Option<PreferredTerms>,
 }
 
 /// `NodeAffinityArgs` of KubeSchedulerConfiguration.
@@ -31,8 +44,8 @@ struct NodeAffinityArgs {
 #[serde(rename_all = "camelCase")]
 struct AddedAffinity {
     required_during_scheduling_ignored_during_execution: Option<WireSelector>,
-    #[allow(dead_code)]
-    preferred_during_scheduling_ignored_during_execution: Option<serde::de::IgnoredAny>,
+    #[serde(default)]
+    preferred_during_scheduling_ignored_during_execution: Vec<WirePreferred>,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +56,13 @@ struct WireSelector {
 }
 
 #[derive(Deserialize)]
+struct WirePreferred {
+    #[serde(default)]
+    weight: i32,
+    preference: WireTerm,
+}
+
+#[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 struct WireTerm {
     #[serde(default)]
@@ -69,41 +89,66 @@ fn requirements(w: Vec<WireRequirement>) -> Vec<SelectorRequirement> {
         .collect()
 }
 
+fn term(t: WireTerm) -> SelectorTerm {
+    SelectorTerm {
+        match_expressions: requirements(t.match_expressions),
+        match_fields: requirements(t.match_fields),
+    }
+}
+
 impl Plugin for NodeAffinity {
     const NAME: &'static str = "NodeAffinity";
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
-    type PodState = RequiredNodeAffinity;
+    const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::FILTER.union(ExtensionPoints::SCORE);
+    type PodState = State;
 
     fn new(args: Args) -> Result<Self, String> {
         let args: NodeAffinityArgs = args.parse()?;
-        let added = args
-            .added_affinity
-            .and_then(|a| a.required_during_scheduling_ignored_during_execution)
-            .map(|sel| {
-                let terms: Vec<SelectorTerm> = sel
-                    .node_selector_terms
-                    .into_iter()
-                    .map(|t| SelectorTerm {
-                        match_expressions: requirements(t.match_expressions),
-                        match_fields: requirements(t.match_fields),
-                    })
-                    .collect();
-                NodeSelector::new(&terms)
-            });
+        let (required, preferred) = match args.added_affinity {
+            Some(a) => (
+                a.required_during_scheduling_ignored_during_execution,
+                a.preferred_during_scheduling_ignored_during_execution,
+            ),
+            None => (None, Vec::new()),
+        };
+        let added = required.map(|sel| {
+            let terms: Vec<SelectorTerm> = sel.node_selector_terms.into_iter().map(term).collect();
+            NodeSelector::new(&terms)
+        });
         if let Some(errors) = added.as_ref().map(|s| s.errors()).filter(|e| !e.is_empty()) {
             return Err(format!("addedAffinity: {}", errors.join("; ")));
         }
-        Ok(NodeAffinity { added })
+        let preferred: Vec<WeightedSelectorTerm> = preferred
+            .into_iter()
+            .map(|p| WeightedSelectorTerm {
+                weight: p.weight,
+                preference: term(p.preference),
+            })
+            .collect();
+        let added_preferred = if preferred.is_empty() {
+            None
+        } else {
+            Some(PreferredTerms::new(&preferred).map_err(|e| {
+                format!("addedAffinity.preferredDuringSchedulingIgnoredDuringExecution{e}")
+            })?)
+        };
+        Ok(NodeAffinity {
+            added,
+            added_preferred,
+        })
     }
 
-    fn prepare(&self, pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<RequiredNodeAffinity> {
+    fn prepare(&self, pod: &Pod, _cluster: &dyn ClusterView) -> Prepare<State> {
         if pod.required_node_affinity.is_none()
             && self.added.is_none()
             && pod.node_selector.is_empty()
         {
             return Prepare::Skip;
         }
-        let state = RequiredNodeAffinity::of(pod);
+        let state = State {
+            required: RequiredNodeAffinity::of(pod),
+            preferred: None,
+        };
         let Some(terms) = pod
             .required_node_affinity
             .as_deref()
@@ -136,16 +181,56 @@ impl Plugin for NodeAffinity {
         Prepare::Narrow(state, names.into_iter().collect())
     }
 
-    fn filter(&self, _: &Pod, state: &RequiredNodeAffinity, node: &Node) -> Status {
+    fn filter(&self, _: &Pod, state: &State, node: &Node) -> Status {
         if let Some(added) = &self.added
             && !added.matches(&node.name, &node.labels)
         {
             return Status::unresolvable(ERR_REASON_ENFORCED);
         }
-        if !state.matches(node) {
+        if !state.required.matches(node) {
             return Status::unresolvable(ERR_REASON_POD);
         }
         Status::success()
+    }
+
+    /// Skips a pod without preferred terms when the arguments add none.
+    fn pre_score(&self, pod: &Pod, _: &[&Node], _: &dyn ClusterView) -> PreScore<State> {
+        if pod.preferred_node_affinity.is_empty() && self.added_preferred.is_none() {
+            return PreScore::Skip;
+        }
+        let preferred = if pod.preferred_node_affinity.is_empty() {
+            None
+        } else {
+            match PreferredTerms::new(&pod.preferred_node_affinity) {
+                Ok(t) => Some(t),
+                Err(e) => {
+                    return PreScore::Error(Status::error(format!(
+                        "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution{e}"
+                    )));
+                }
+            }
+        };
+        PreScore::Proceed(State {
+            required: RequiredNodeAffinity::default(),
+            preferred,
+        })
+    }
+
+    fn score(&self, _: &Pod, state: &State, node: &Node) -> Result<i64, Status> {
+        let added = self
+            .added_preferred
+            .as_ref()
+            .map_or(0, |t| t.score(&node.name, &node.labels));
+        let own = state
+            .preferred
+            .as_ref()
+            .map_or(0, |t| t.score(&node.name, &node.labels));
+        Ok(added + own)
+    }
+
+    fn normalize_scores(&self, _: &Pod, _: &State, scores: &mut [i64]) -> Result<(), Status> {
+        default_normalize(MAX_NODE_SCORE, false, scores);
+        Ok(())
     }
 }
 
