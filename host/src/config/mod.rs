@@ -107,13 +107,17 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
-/// kube-scheduler's default score plugins that sift has, with their
-/// default weights (`default_plugins.go`). TaintToleration, NodeAffinity,
-/// PodTopologySpread, InterPodAffinity and ImageLocality scoring are not
-/// ported: for pods without preferences they add the same to every node.
-pub const DEFAULT_SCORES: [(&str, i64); 2] = [
+/// kube-scheduler's default score plugins that sift has, in its order and
+/// with its weights (`default_plugins.go`). PodTopologySpread's scoring
+/// is not ported yet: for pods without ScheduleAnyway constraints (the
+/// system default spread applies to pods a Service or controller owns)
+/// it adds the same to every node.
+pub const DEFAULT_SCORES: [(&str, i64); 5] = [
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
     ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
 ];
 
 #[derive(Debug, Clone, Default, Deserialize, Serialize, PartialEq)]

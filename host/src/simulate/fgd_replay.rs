@@ -226,15 +226,12 @@ pub fn fgd_replay_configs(typical: &TypicalPods, seed: u64) -> Result<Vec<(&'sta
         let config = profile(&[(p.scorer, POLICY_WEIGHT)], plugin_config);
         out.push((p.file, header + &config.to_yaml()?));
     }
-    let header = "# sift configuration: kube-scheduler's default scoring (NodeResourcesFit\n\
-         # LeastAllocated + NodeResourcesBalancedAllocation, weight 1 each) on the FGD\n\
-         # replay, with GpuShare filtering and choosing GPUs (gpuSelection best); every\n\
-         # node is scored, as in the paper's runs. Not a row of the paper.\n";
+    let header = "# sift configuration: kube-scheduler's default score plugins with their\n\
+         # weights (NodeResourcesFit LeastAllocated) on the FGD replay, with GpuShare\n\
+         # filtering and choosing GPUs (gpuSelection best); every node is scored, as in\n\
+         # the paper's runs. Not a row of the paper.\n";
     let config = profile(
-        &[
-            ("NodeResourcesFit", 1),
-            ("NodeResourcesBalancedAllocation", 1),
-        ],
+        &crate::config::DEFAULT_SCORES,
         vec![
             gpu_share_args(GpuSelMethod::Best, seed, &typical),
             args(

@@ -68,7 +68,7 @@ impl Plugin for ImageLocality {
                 }
             }
         }
-        let wanted = names
+        let wanted: Vec<Wanted> = names
             .into_iter()
             .zip(held)
             .map(|(name, (count, size))| Wanted {
@@ -76,6 +76,12 @@ impl Plugin for ImageLocality {
                 scaled: scaled(size, count, total),
             })
             .collect();
+        // A node holding every image would still sum below the floor: every
+        // node scores 0, which is what a skip gives (the common case of
+        // nodes that report no images), without a call per node.
+        if wanted.iter().map(|w| w.scaled).sum::<i64>() < MIN_THRESHOLD {
+            return PreScore::Skip;
+        }
         PreScore::Proceed(Images {
             wanted,
             containers: pod.images.len(),
