@@ -150,6 +150,110 @@ pub struct Session {
     pub actions: Vec<String>,
     pub tiers: Vec<Vec<PluginOption>>,
     pub period: Duration,
+    /// `nodeorder`'s weights; `None` when it is not configured or
+    /// `enableNodeOrder` is off.
+    pub node_order: Option<NodeOrderWeights>,
+}
+
+/// `nodeorder`'s arguments (Volcano's `calculateWeight`,
+/// `plugins/nodeorder/nodeorder.go`): the weight of each kube-scheduler
+/// score plugin it runs, 0 switching one off. The defaults are Volcano's,
+/// which follow kube-scheduler's default weights; MostAllocated is off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeOrderWeights {
+    pub least_requested: i64,
+    pub most_requested: i64,
+    pub balanced_resource: i64,
+    pub node_affinity: i64,
+    pub pod_affinity: i64,
+    pub taint_toleration: i64,
+    pub image_locality: i64,
+    pub pod_topology_spread: i64,
+}
+
+impl Default for NodeOrderWeights {
+    fn default() -> Self {
+        NodeOrderWeights {
+            least_requested: 1,
+            most_requested: 0,
+            balanced_resource: 1,
+            node_affinity: 2,
+            pod_affinity: 2,
+            taint_toleration: 3,
+            image_locality: 1,
+            pod_topology_spread: 2,
+        }
+    }
+}
+
+impl NodeOrderWeights {
+    /// The weights `arguments` set over the defaults. A key Volcano does
+    /// not read is warned about; a value that is not an integer (or a
+    /// string of one, as Volcano's `GetInt` also takes) is refused.
+    pub fn from_arguments(
+        at: &str,
+        arguments: &BTreeMap<String, serde_json::Value>,
+    ) -> Result<NodeOrderWeights> {
+        let mut w = NodeOrderWeights::default();
+        for (key, value) in arguments {
+            let slot = match key.as_str() {
+                "leastrequested.weight" => &mut w.least_requested,
+                "mostrequested.weight" => &mut w.most_requested,
+                "balancedresource.weight" => &mut w.balanced_resource,
+                "nodeaffinity.weight" => &mut w.node_affinity,
+                "podaffinity.weight" => &mut w.pod_affinity,
+                "tainttoleration.weight" => &mut w.taint_toleration,
+                "imagelocality.weight" => &mut w.image_locality,
+                "podtopologyspread.weight" => &mut w.pod_topology_spread,
+                other => {
+                    warn_unknown(&format!("{at}: nodeorder argument {other}"));
+                    continue;
+                }
+            };
+            let n = match value {
+                serde_json::Value::Number(n) => n.as_i64(),
+                serde_json::Value::String(s) => s.trim().parse::<i64>().ok(),
+                _ => None,
+            };
+            match n {
+                Some(n) if (0..=i64::from(i32::MAX)).contains(&n) => *slot = n,
+                _ => bail!(
+                    "{at}: nodeorder argument {key}: {value} is not a weight (an integer from 0)"
+                ),
+            }
+        }
+        Ok(w)
+    }
+
+    /// kube-scheduler score plugins with their weights, in kube-scheduler's
+    /// order, and the arguments Volcano gives each (`None`: the plugin as
+    /// configured). Weight 0 leaves a plugin out. NodeResourcesFit comes
+    /// twice when both strategies are weighted, as Volcano runs two.
+    pub fn score_plugins(&self) -> Vec<(&'static str, i64, Option<serde_json::Value>)> {
+        let least = serde_json::json!({"scoringStrategy": {"type": "LeastAllocated",
+            "resources": [{"name": "cpu", "weight": 50}, {"name": "memory", "weight": 50}]}});
+        let most = serde_json::json!({"scoringStrategy": {"type": "MostAllocated",
+            "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}});
+        let balanced = serde_json::json!({"resources": [{"name": "cpu", "weight": 1},
+            {"name": "memory", "weight": 1}, {"name": "nvidia.com/gpu", "weight": 1}]});
+        [
+            ("TaintToleration", self.taint_toleration, None),
+            ("NodeAffinity", self.node_affinity, None),
+            ("NodeResourcesFit", self.least_requested, Some(least)),
+            ("NodeResourcesFit", self.most_requested, Some(most)),
+            ("PodTopologySpread", self.pod_topology_spread, None),
+            ("InterPodAffinity", self.pod_affinity, None),
+            (
+                "NodeResourcesBalancedAllocation",
+                self.balanced_resource,
+                Some(balanced),
+            ),
+            ("ImageLocality", self.image_locality, None),
+        ]
+        .into_iter()
+        .filter(|(_, w, _)| *w > 0)
+        .collect()
+    }
 }
 
 impl BatchConfig {
@@ -211,7 +315,7 @@ impl BatchConfig {
                     bail!("batch.tiers[{i}]: plugin {:?} is listed twice", p.name);
                 }
                 seen.push(p.name.clone());
-                if !p.arguments.is_empty() {
+                if !p.arguments.is_empty() && p.name != "nodeorder" {
                     let keys: Vec<&str> = p.arguments.keys().map(String::as_str).collect();
                     tracing::warn!(
                         "batch.tiers[{i}]: plugin {} arguments {} are not used: sift's predicates \
@@ -236,10 +340,21 @@ impl BatchConfig {
         if period.is_zero() {
             bail!("batch.schedulePeriod: must be more than zero");
         }
+        let node_order = tiers
+            .iter()
+            .enumerate()
+            .flat_map(|(i, t)| t.iter().map(move |p| (i, p)))
+            .find(|(_, p)| p.name == "nodeorder")
+            .filter(|(_, p)| p.enabled_node_order.unwrap_or(true))
+            .map(|(i, p)| {
+                NodeOrderWeights::from_arguments(&format!("batch.tiers[{i}]"), &p.arguments)
+            })
+            .transpose()?;
         Ok(Session {
             actions,
             tiers,
             period,
+            node_order,
         })
     }
 }

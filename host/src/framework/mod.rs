@@ -111,8 +111,8 @@ impl Framework {
                 Runner::Scheduler(Scheduler::new(engine, scorers, overrides.tie_break))
             }
             Mode::Batch => {
-                let scorers = catalog.select_scorers(config)?;
                 let session = config.batch.session()?;
+                let scorers = catalog.select_batch_scorers(config, session.node_order)?;
                 let schedulers =
                     batch::schedulers(filters, scorers, &session, options, overrides.tie_break)?;
                 Runner::Batch(Box::new((schedulers, session)))

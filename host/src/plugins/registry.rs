@@ -2,6 +2,7 @@
 //! predicates compiled natively), by the name each one declares, and the
 //! configured selection of them in order.
 
+use crate::config::batch::NodeOrderWeights;
 use crate::config::{Config, PluginRef};
 use crate::contract::WasmPlugin;
 use crate::engine::plugin::{ConfiguredPlugin, Plugin};
@@ -232,6 +233,76 @@ impl Catalog {
                 })
             })
             .collect()
+    }
+
+    /// Batch mode's score plugins: Volcano's `nodeorder` runs
+    /// kube-scheduler's scorers with the weights of its arguments and its
+    /// own fixed arguments for the resource scorers ([`NodeOrderWeights`]);
+    /// those stand for the default score set, which `plugins.score` then
+    /// edits as in scheduler mode (`disabled` removes, `enabled` adds or
+    /// re-weights, with the plugin as configured). A mapped plugin that
+    /// does not score yet (PodTopologySpread) is left out. No `nodeorder`:
+    /// no scorers at all (the schedulers check).
+    pub fn select_batch_scorers(
+        &self,
+        config: &Config,
+        weights: Option<NodeOrderWeights>,
+    ) -> Result<Vec<WeightedScorer>> {
+        let disabled = &config.plugins.score.disabled;
+        let all_disabled = disabled.iter().any(|p| p.name == "*");
+        let mut out: Vec<WeightedScorer> = Vec::new();
+        for (name, weight, args) in weights.unwrap_or_default().score_plugins() {
+            if all_disabled || disabled.iter().any(|p| p.name == name) {
+                continue;
+            }
+            let Some(plugin) = self.plugins.get(name) else {
+                continue;
+            };
+            if !plugin.extension_points().contains(ExtensionPoints::SCORE) {
+                continue;
+            }
+            let plugin = match args {
+                Some(a) => plugin
+                    .with_args(&a.to_string())
+                    .map_err(|e| anyhow!("nodeorder: {e}"))?,
+                None => plugin.clone(),
+            };
+            out.push(WeightedScorer { plugin, weight });
+        }
+        for e in &config.plugins.score.enabled {
+            let weight = e.weight.filter(|w| *w != 0).unwrap_or(1);
+            let existing: Vec<usize> = out
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.plugin.name() == e.name)
+                .map(|(i, _)| i)
+                .collect();
+            if existing.is_empty() {
+                let plugin = self.plugins.get(&e.name).ok_or_else(|| {
+                    anyhow!(
+                        "score plugin {:?} is configured but not loaded (loaded: {})",
+                        e.name,
+                        self.names().join(", ")
+                    )
+                })?;
+                if !plugin.extension_points().contains(ExtensionPoints::SCORE) {
+                    bail!(
+                        "plugin {:?} is configured under plugins.score but does not score (it implements {})",
+                        e.name,
+                        plugin.extension_points()
+                    );
+                }
+                out.push(WeightedScorer {
+                    plugin: plugin.clone(),
+                    weight,
+                });
+            } else {
+                for i in existing {
+                    out[i].weight = weight;
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Checks that every `pluginConfig` entry names a loaded plugin (a

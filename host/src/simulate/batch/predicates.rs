@@ -55,7 +55,7 @@ pub fn schedulers(
         });
         predicates.extend(filters);
     }
-    let scorers = if plugin("nodeorder").is_some_and(|p| p.enabled_node_order.unwrap_or(true)) {
+    let scorers = if config.node_order.is_some() {
         scorers
     } else {
         Vec::new()
