@@ -358,3 +358,63 @@ impl BatchConfig {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(pairs: &[(&str, serde_json::Value)]) -> BTreeMap<String, serde_json::Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn node_order_weights_override_volcanos_defaults() {
+        let w = NodeOrderWeights::from_arguments(
+            "t",
+            &args(&[
+                ("mostrequested.weight", serde_json::json!(2)),
+                ("leastrequested.weight", serde_json::json!("0")),
+                ("somethingnew.weight", serde_json::json!(5)),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(w.most_requested, 2);
+        assert_eq!(w.least_requested, 0);
+        assert_eq!(w.taint_toleration, 3, "untouched default");
+        let names: Vec<&str> = w.score_plugins().iter().map(|(n, _, _)| *n).collect();
+        assert_eq!(
+            names.iter().filter(|n| **n == "NodeResourcesFit").count(),
+            1
+        );
+        assert!(names.contains(&"TaintToleration"));
+        let (_, weight, args) = &w.score_plugins()[2];
+        assert_eq!(*weight, 2);
+        assert_eq!(
+            args.as_ref().unwrap()["scoringStrategy"]["type"],
+            "MostAllocated"
+        );
+    }
+
+    #[test]
+    fn a_weight_that_is_not_a_count_is_refused_naming_it() {
+        for bad in [
+            serde_json::json!(-1),
+            serde_json::json!("x"),
+            serde_json::json!(1.5),
+        ] {
+            let e = NodeOrderWeights::from_arguments(
+                "batch.tiers[1]",
+                &args(&[("nodeaffinity.weight", bad)]),
+            )
+            .unwrap_err()
+            .to_string();
+            assert!(
+                e.contains("batch.tiers[1]") && e.contains("nodeaffinity.weight"),
+                "{e}"
+            );
+        }
+    }
+}
