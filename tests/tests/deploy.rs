@@ -736,10 +736,10 @@ fn kube_scheduler_extender_is_one_sift_parses_and_points_at_the_service() {
         verb.as_str(),
         "sift answers <prefix>/{verb}"
     );
-    for unserved in ["prioritizeVerb", "preemptVerb", "bindVerb"] {
+    for unserved in ["preemptVerb", "bindVerb"] {
         assert!(
             e.get(unserved).is_none_or(|v| v == ""),
-            "{unserved}: sift serve answers the filter verb only"
+            "{unserved}: sift serve answers the filter and prioritize verbs only"
         );
     }
     assert_eq!(

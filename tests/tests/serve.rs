@@ -155,6 +155,67 @@ fn names(nodes: &[Value]) -> Vec<String> {
 }
 
 /// A pod with a host port and requests, as kube-scheduler serializes it.
+/// The prioritize verb: the configured score plugins over the nodes
+/// sent, weights applied, mapped onto the extender's 0..=10; a node sift
+/// does not know scores 0. TaintToleration alone (weight 3): no, one and
+/// two PreferNoSchedule taints give 100, 50 and 0, so 10, 5 and 0.
+#[test]
+fn prioritize_answers_the_score_plugins_in_the_extender_range() {
+    let dir = temp_dir("serve-prioritize");
+    let node = |name: &str, taints: usize| {
+        let taints: Vec<Value> = (0..taints)
+            .map(|i| json!({"key": format!("t{i}"), "value": "x", "effect": "PreferNoSchedule"}))
+            .collect();
+        json!({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name},
+               "spec": {"taints": taints},
+               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "10"}}})
+    };
+    let cluster = dir.join("cluster.json");
+    std::fs::write(
+        &cluster,
+        json!({"apiVersion": "v1", "kind": "List",
+               "items": [node("n0", 0), node("n1", 1), node("n2", 2)]})
+        .to_string(),
+    )
+    .unwrap();
+    let config = dir.join("sift.yaml");
+    std::fs::write(
+        &config,
+        "plugins:\n  score:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: TaintToleration, weight: 3}]\n",
+    )
+    .unwrap();
+    let s = Server::start(&[
+        "--plugins",
+        plugins_dir().to_str().unwrap(),
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "-c",
+        config.to_str().unwrap(),
+    ]);
+    let body = json!({"Pod": web_pod(), "NodeNames": ["n2", "n0", "ghost", "n1"]}).to_string();
+    let (code, text, _) = s.post("/scheduler/prioritize", &body);
+    assert_eq!(code, 200, "{text}");
+    let got: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        got,
+        json!([{"Host": "n2", "Score": 0}, {"Host": "n0", "Score": 10},
+               {"Host": "ghost", "Score": 0}, {"Host": "n1", "Score": 5}])
+    );
+    // Node objects sent: normalized over the nodes sent, as kube-scheduler
+    // normalizes over the feasible ones (n1's one taint is now the most).
+    let objects = json!({"Pod": web_pod(), "Nodes": {"items": [node("n1", 1), node("n0", 0)]}});
+    let (code, text, _) = s.post("/scheduler/prioritize", &objects.to_string());
+    assert_eq!(code, 200, "{text}");
+    let got: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        got,
+        json!([{"Host": "n1", "Score": 0}, {"Host": "n0", "Score": 10}])
+    );
+    // A body that is not ExtenderArgs is a 400 naming the problem.
+    let (code, text, _) = s.post("/scheduler/prioritize", "{\"Pod\": 7}");
+    assert_eq!(code, 400, "{text}");
+}
+
 fn web_pod() -> Value {
     json!({
         "metadata": {"name": "web", "namespace": "shop", "uid": "1f0c"},
@@ -231,8 +292,8 @@ fn both_node_cache_modes_answer_as_kube_scheduler_expects() {
     let first = &by_objects["Nodes"]["items"][0];
     assert!(first["status"]["allocatable"].is_object(), "{first}");
 
-    // Other paths are not the filter verb.
-    assert_eq!(s.post("/scheduler/prioritize", &body).0, 404);
+    // Other paths are neither verb.
+    assert_eq!(s.post("/scheduler/preempt", &body).0, 404);
     assert_eq!(s.get("/healthz").0, 200);
     assert_eq!(s.get("/readyz").0, 200);
     let metrics = s.get("/metrics").1;

@@ -66,6 +66,11 @@ pub struct ServeArgs {
     /// prefix, so the urlPrefix in kube-scheduler's config is free.
     #[arg(long, default_value = "filter")]
     pub filter_verb: String,
+    /// The extender's prioritizeVerb: sift scores the nodes sent with the
+    /// configured score plugins (plugins.score, weights applied) and
+    /// answers 0-10 per node, as kube-scheduler expects of an extender.
+    #[arg(long, default_value = "prioritize")]
+    pub prioritize_verb: String,
     /// Filter requests evaluated at the same time.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..))]
     pub max_in_flight: u32,
@@ -100,6 +105,7 @@ impl From<ServeArgs> for Options {
             watch_timeout: a.watch_timeout,
             allow_cluster_events: a.allow_cluster_events,
             filter_verb: a.filter_verb,
+            prioritize_verb: a.prioritize_verb,
             max_in_flight: a.max_in_flight,
             max_queue: a.max_queue,
             max_body: a.max_body,

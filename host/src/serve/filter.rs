@@ -17,11 +17,11 @@ use std::sync::Arc;
 type NodeObjects = Vec<(String, Box<RawValue>)>;
 
 /// The nodes a request names, resolved in the snapshot it is filtered on.
-struct Candidates {
-    snapshot: Arc<Snapshot>,
-    slots: Vec<u32>,
+pub(super) struct Candidates {
+    pub snapshot: Arc<Snapshot>,
+    pub slots: Vec<u32>,
     /// Names the snapshot does not have: failed, with a message saying so.
-    unknown: Vec<String>,
+    pub unknown: Vec<String>,
 }
 
 /// Answers one filter request (on a blocking thread).
@@ -69,7 +69,7 @@ pub fn answer(server: &Server, body: &[u8]) -> Result<ExtenderFilterResult, Stri
 /// and objects. The objects are echoed back for the feasible names; the
 /// models (a name sent twice: the first object counts) become the
 /// request's node table.
-fn request_nodes(
+pub(super) fn request_nodes(
     nodes: RequestNodes,
     keep_objects: bool,
 ) -> (Vec<String>, Option<Vec<Node>>, Option<NodeObjects>) {
@@ -96,7 +96,7 @@ fn request_nodes(
 
 /// The snapshot to filter on (the request's node table when it sent
 /// `models`, else the cluster's) and the slots of `names`, each once.
-fn candidates(
+pub(super) fn candidates(
     server: &Server,
     names: &[String],
     models: Option<Vec<Node>>,

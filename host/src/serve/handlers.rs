@@ -1,4 +1,4 @@
-//! The HTTP routes: the filter verb and `/cluster` (bodies read within
+//! The HTTP routes: the filter and prioritize verbs and `/cluster` (bodies read within
 //! their limits, work on blocking threads), and the probes `/healthz`,
 //! `/readyz`, `/status` and `/metrics`.
 
@@ -65,12 +65,17 @@ async fn filter(
     UrlPath(path): UrlPath<String>,
     body: Body,
 ) -> Response {
-    if path.rsplit('/').next() != Some(s.filter_verb.as_str()) {
+    let verb = path.rsplit('/').next();
+    if verb == Some(s.prioritize_verb.as_str()) && s.prioritize_verb != s.filter_verb {
+        return prioritize(s, body).await;
+    }
+    if verb != Some(s.filter_verb.as_str()) {
         return (
             StatusCode::NOT_FOUND,
             format!(
-                "sift answers POST <prefix>/{} (the filter verb), /cluster\n",
-                s.filter_verb
+                "sift answers POST <prefix>/{} (the filter verb), <prefix>/{} (the prioritize \
+                 verb), /cluster\n",
+                s.filter_verb, s.prioritize_verb
             ),
         )
             .into_response();
@@ -112,6 +117,36 @@ async fn filter(
         Err(e) => (
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("filter request failed: {e}\n"),
+        )
+            .into_response(),
+    };
+    respond(&s, response)
+}
+
+/// The prioritize verb: admitted and counted as filter requests are.
+async fn prioritize(s: Arc<Server>, body: Body) -> Response {
+    let body = match read_body(&s, body).await {
+        Ok(b) => b,
+        Err(r) => return respond(&s, r),
+    };
+    let Some(permit) = s.admission.admit(&s.metrics).await else {
+        return respond(&s, overloaded());
+    };
+    s.metrics.in_flight.inc();
+    let worker = s.clone();
+    let outcome =
+        tokio::task::spawn_blocking(move || super::prioritize::answer(&worker, &body)).await;
+    drop(permit);
+    s.metrics.in_flight.dec();
+    let response = match outcome {
+        Ok(Ok(list)) => (StatusCode::OK, axum::Json(list)).into_response(),
+        Ok(Err(message)) => {
+            tracing::warn!("prioritize request failed: {message}");
+            bad_request(message)
+        }
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("prioritize request failed: {e}\n"),
         )
             .into_response(),
     };

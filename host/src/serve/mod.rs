@@ -3,7 +3,8 @@
 //! file-backed cluster [`feed`]; the [`watch`]er, [`signals`] and the
 //! reload thread they wake ([`triggers`]); the accept loop ([`listener`])
 //! with connection deadlines ([`conn`]); the routes ([`handlers`]), with
-//! [`admission`] and the request-to-engine step ([`filter`]); extender
+//! [`admission`] and the request-to-engine steps ([`filter`], and the
+//! score plugins' [`prioritize`]); extender
 //! wire types ([`extender`]), request bodies ([`requests`]), the API
 //! server watch ([`informer`]), hot reload of plugins and configuration
 //! ([`reload`]) and Prometheus metrics ([`metrics`]).
@@ -23,6 +24,7 @@ pub mod informer;
 pub mod listener;
 pub mod metrics;
 pub mod options;
+pub mod prioritize;
 pub mod reload;
 pub mod requests;
 pub mod server;

@@ -21,6 +21,8 @@ pub struct Options {
     pub watch_timeout: Duration,
     pub allow_cluster_events: bool,
     pub filter_verb: String,
+    /// The extender's prioritizeVerb.
+    pub prioritize_verb: String,
     pub max_in_flight: u32,
     pub max_queue: usize,
     /// As given (e.g. `64Mi`): checked when the server starts, after the
