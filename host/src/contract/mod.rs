@@ -14,7 +14,7 @@ mod v0_4;
 mod versioned;
 mod wire;
 
-use versioned::{Bindings, Pre, PreScored, WirePod};
+use versioned::{Bindings, Pre, WirePod};
 pub use versioned::{SUPPORTED, Version};
 
 use crate::cluster::Snapshot;
@@ -42,6 +42,13 @@ pub(crate) struct Describe {
     extension_points: ExtensionPoints,
     /// Pod annotation keys it reads on nodes (contracts that pass them).
     pod_annotation_keys: Vec<String>,
+}
+
+/// What PreScore answered, in every version's terms.
+pub(crate) enum PreScored {
+    Skip,
+    Error(Status),
+    Proceed,
 }
 
 /// What one `filter` call answered, statuses converted.

@@ -9,7 +9,7 @@
 //! one call helper does, for every call (a call site that forgot would be a
 //! sandbox hole).
 
-use super::{Describe, Verdicts, v0_1, v0_2, v0_3, v0_4};
+use super::{Describe, PreScored, Verdicts, v0_1, v0_2, v0_3, v0_4};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
@@ -332,18 +332,8 @@ impl Bindings {
         feasible: &[u32],
     ) -> Option<wasmtime::Result<PreScored>> {
         Some(match (self, pod) {
-            (Versioned::V0_3(b), Versioned::V0_3(pod)) => v0_3::pre_score(b, store, pod, feasible)
-                .map(|p| match p {
-                    v0_3::PreScored::Skip => PreScored::Skip,
-                    v0_3::PreScored::Error(s) => PreScored::Error(s),
-                    v0_3::PreScored::Proceed => PreScored::Proceed,
-                }),
-            (Versioned::V0_4(b), Versioned::V0_4(pod)) => v0_4::pre_score(b, store, pod, feasible)
-                .map(|p| match p {
-                    v0_4::PreScored::Skip => PreScored::Skip,
-                    v0_4::PreScored::Error(s) => PreScored::Error(s),
-                    v0_4::PreScored::Proceed => PreScored::Proceed,
-                }),
+            (Versioned::V0_3(b), Versioned::V0_3(pod)) => v0_3::pre_score(b, store, pod, feasible),
+            (Versioned::V0_4(b), Versioned::V0_4(pod)) => v0_4::pre_score(b, store, pod, feasible),
             _ => return None,
         })
     }
@@ -387,11 +377,4 @@ impl Bindings {
             _ => None,
         }
     }
-}
-
-/// What PreScore answered, in every version's terms.
-pub(super) enum PreScored {
-    Skip,
-    Error(Status),
-    Proceed,
 }

@@ -469,3 +469,87 @@ macro_rules! since_0_2_conversions {
 }
 
 pub(crate) use since_0_2_conversions;
+
+/// Expands, in a 0.3-or-later version module, `describe` (with the
+/// extension points) and the scorer and reserver calls.
+macro_rules! since_0_3_calls {
+    () => {
+        pub(super) fn describe(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+        ) -> wasmtime::Result<Describe> {
+            let info = b.sift_predicate_predicate().call_describe(store)?;
+            Ok(Describe {
+                name: info.name,
+                node_fields: node_fields_from_wire(info.node_fields),
+                cluster: info.cluster,
+                pod_object: info.pod_object,
+                extension_points: [
+                    (wire::ExtensionPoints::FILTER, ExtensionPoints::FILTER),
+                    (wire::ExtensionPoints::SCORE, ExtensionPoints::SCORE),
+                    (wire::ExtensionPoints::RESERVE, ExtensionPoints::RESERVE),
+                ]
+                .into_iter()
+                .filter(|(theirs, _)| info.extension_points.contains(*theirs))
+                .fold(ExtensionPoints::NONE, |acc, (_, ours)| acc | ours),
+                pod_annotation_keys: info.pod_annotation_keys,
+            })
+        }
+
+        /// PreScore: the pod and the feasible nodes' slots.
+        pub(super) fn pre_score(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            pod: &WirePod,
+            feasible: &[u32],
+        ) -> wasmtime::Result<PreScored> {
+            Ok(
+                match b
+                    .sift_predicate_scorer()
+                    .call_pre_score(store, pod, feasible)?
+                {
+                    wire::PreScoreResult::Proceed => PreScored::Proceed,
+                    wire::PreScoreResult::Skip => PreScored::Skip,
+                    wire::PreScoreResult::Error(s) => PreScored::Error(status_from_wire(s)),
+                },
+            )
+        }
+
+        /// Score: one raw score per slot, or the plugin's error.
+        pub(super) fn score(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            slots: &[u32],
+        ) -> wasmtime::Result<Result<Vec<i64>, Status>> {
+            Ok(b.sift_predicate_scorer()
+                .call_score(store, slots)?
+                .map_err(status_from_wire))
+        }
+
+        /// NormalizeScore over all feasible nodes' raw scores.
+        pub(super) fn normalize_scores(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            scores: &[i64],
+        ) -> wasmtime::Result<Result<Vec<i64>, Status>> {
+            Ok(b.sift_predicate_scorer()
+                .call_normalize_scores(store, scores)?
+                .map_err(status_from_wire))
+        }
+
+        /// Reserve: the annotations the assumed pod carries.
+        pub(super) fn reserve(
+            b: &Bindings,
+            store: &mut Store<InstanceState>,
+            pod: &WirePod,
+            slot: u32,
+        ) -> wasmtime::Result<Result<Vec<(String, String)>, Status>> {
+            Ok(b.sift_predicate_reserver()
+                .call_reserve(store, pod, slot)?
+                .map(|labels| labels.into_iter().map(|l| (l.key, l.value)).collect())
+                .map_err(status_from_wire))
+        }
+    };
+}
+
+pub(crate) use since_0_3_calls;

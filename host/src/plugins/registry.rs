@@ -215,24 +215,30 @@ impl Catalog {
             .score_plugins()
             .into_iter()
             .map(|(name, weight)| {
-                let plugin = self.plugins.get(&name).ok_or_else(|| {
-                    anyhow!(
-                        "score plugin {name:?} is configured but not loaded (loaded: {})",
-                        self.names().join(", ")
-                    )
-                })?;
-                if !plugin.extension_points().contains(ExtensionPoints::SCORE) {
-                    bail!(
-                        "plugin {name:?} is configured under plugins.score but does not score (it implements {})",
-                        plugin.extension_points()
-                    );
-                }
                 Ok(WeightedScorer {
-                    plugin: plugin.clone(),
+                    plugin: self.scorer(&name)?.clone(),
                     weight,
                 })
             })
             .collect()
+    }
+
+    /// The loaded plugin `name`, which must score: what `plugins.score`
+    /// may name.
+    fn scorer(&self, name: &str) -> Result<&Arc<dyn Plugin>> {
+        let plugin = self.plugins.get(name).ok_or_else(|| {
+            anyhow!(
+                "score plugin {name:?} is configured but not loaded (loaded: {})",
+                self.names().join(", ")
+            )
+        })?;
+        if !plugin.extension_points().contains(ExtensionPoints::SCORE) {
+            bail!(
+                "plugin {name:?} is configured under plugins.score but does not score (it implements {})",
+                plugin.extension_points()
+            );
+        }
+        Ok(plugin)
     }
 
     /// Batch mode's score plugins: Volcano's `nodeorder` runs
@@ -278,22 +284,8 @@ impl Catalog {
                 .map(|(i, _)| i)
                 .collect();
             if existing.is_empty() {
-                let plugin = self.plugins.get(&e.name).ok_or_else(|| {
-                    anyhow!(
-                        "score plugin {:?} is configured but not loaded (loaded: {})",
-                        e.name,
-                        self.names().join(", ")
-                    )
-                })?;
-                if !plugin.extension_points().contains(ExtensionPoints::SCORE) {
-                    bail!(
-                        "plugin {:?} is configured under plugins.score but does not score (it implements {})",
-                        e.name,
-                        plugin.extension_points()
-                    );
-                }
                 out.push(WeightedScorer {
-                    plugin: plugin.clone(),
+                    plugin: self.scorer(&e.name)?.clone(),
                     weight,
                 });
             } else {

@@ -80,20 +80,11 @@ async fn filter(
         )
             .into_response();
     }
-    // The body first: a client that stalls must not hold a slot.
-    let body = match read_body(&s, body).await {
-        Ok(b) => b,
+    let started = Instant::now();
+    let outcome = match admitted(&s, body, answer).await {
+        Ok(o) => o,
         Err(r) => return respond(&s, r),
     };
-    let Some(permit) = s.admission.admit(&s.metrics).await else {
-        return respond(&s, overloaded());
-    };
-    s.metrics.in_flight.inc();
-    let started = Instant::now();
-    let worker = s.clone();
-    let outcome = tokio::task::spawn_blocking(move || answer(&worker, &body)).await;
-    drop(permit);
-    s.metrics.in_flight.dec();
     let elapsed = started.elapsed().as_secs_f64();
     let response = match outcome {
         Ok(Ok(result)) => {
@@ -125,19 +116,10 @@ async fn filter(
 
 /// The prioritize verb: admitted and counted as filter requests are.
 async fn prioritize(s: Arc<Server>, body: Body) -> Response {
-    let body = match read_body(&s, body).await {
-        Ok(b) => b,
+    let outcome = match admitted(&s, body, super::prioritize::answer).await {
+        Ok(o) => o,
         Err(r) => return respond(&s, r),
     };
-    let Some(permit) = s.admission.admit(&s.metrics).await else {
-        return respond(&s, overloaded());
-    };
-    s.metrics.in_flight.inc();
-    let worker = s.clone();
-    let outcome =
-        tokio::task::spawn_blocking(move || super::prioritize::answer(&worker, &body)).await;
-    drop(permit);
-    s.metrics.in_flight.dec();
     let response = match outcome {
         Ok(Ok(list)) => (StatusCode::OK, axum::Json(list)).into_response(),
         Ok(Err(message)) => {
@@ -151,6 +133,26 @@ async fn prioritize(s: Arc<Server>, body: Body) -> Response {
             .into_response(),
     };
     respond(&s, response)
+}
+
+/// A verb's work on a blocking thread, once its body is read (first: a
+/// client that stalls must not hold a slot) and admission gave it a slot;
+/// `Err` is the response that refused it.
+async fn admitted<T: Send + 'static>(
+    s: &Arc<Server>,
+    body: Body,
+    work: fn(&Server, &[u8]) -> T,
+) -> Result<Result<T, tokio::task::JoinError>, Response> {
+    let body = read_body(s, body).await?;
+    let Some(permit) = s.admission.admit(&s.metrics).await else {
+        return Err(overloaded());
+    };
+    s.metrics.in_flight.inc();
+    let worker = s.clone();
+    let outcome = tokio::task::spawn_blocking(move || work(&worker, &body)).await;
+    drop(permit);
+    s.metrics.in_flight.dec();
+    Ok(outcome)
 }
 
 fn overloaded() -> Response {
