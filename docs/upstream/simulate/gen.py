@@ -254,10 +254,10 @@ def pdb_status(p, cluster_pods):
     st.update({"currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": expected})
 
 
-def cfg(score, fit=None, balanced=None, added_affinity=None):
+def cfg(score, fit=None, balanced=None, added_affinity=None, ipa=None):
     """score: [(plugin, weight)]; fit: a NodeResourcesFit scoringStrategy;
     balanced: BalancedAllocation resources; added_affinity: NodeAffinityArgs
-    addedAffinity (a v1 NodeAffinity)."""
+    addedAffinity (a v1 NodeAffinity); ipa: InterPodAffinityArgs."""
     c = {"percentageOfNodesToScore": 100,
          "plugins": {"score": {"disabled": [{"name": "*"}],
                                "enabled": [{"name": n, "weight": w} for n, w in score]}}}
@@ -268,6 +268,8 @@ def cfg(score, fit=None, balanced=None, added_affinity=None):
         pcs.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": balanced}})
     if added_affinity is not None:
         pcs.append({"name": "NodeAffinity", "args": {"addedAffinity": added_affinity}})
+    if ipa is not None:
+        pcs.append({"name": "InterPodAffinity", "args": dict(ipa)})
     if pcs:
         c["pluginConfig"] = pcs
     return c
@@ -293,7 +295,7 @@ def only_balanced(resources=RES):
 
 def case(group, name, source, nodes, workload, pods=(), config=None, filters=None,
          binds=None, unscheduled=(), messages=True, upstream=None, notes=None, preempted=None,
-         objects=(), candidates=None, ties=False):
+         objects=(), candidates=None, ties=False, namespaces=()):
     """binds: the expected binds, by hand; messages: False leaves FitError
     texts out (an upstream message not certain enough to pin); upstream:
     {node: score} expected by the upstream scoring test for the first
@@ -308,12 +310,14 @@ def case(group, name, source, nodes, workload, pods=(), config=None, filters=Non
     first, each group in node order), checked against the model; it is not
     written to the case (sift reports no candidates), the notes show it.
     ties: the highest totals may tie (upstream then picks at random): a
-    pod placed on a tie is left out of `binds` (by hand and written)."""
+    pod placed on a tie is left out of `binds` (by hand and written).
+    namespaces: the case's Namespace objects (see namespace()), written
+    only when there are some."""
     CASES.append(dict(group=group, name=name, source=source, nodes=nodes, pods=list(pods),
                       workload=list(workload), config=config, filters=filters,
                       binds=binds or {}, unscheduled=list(unscheduled), messages=messages,
                       upstream=upstream, notes=notes, preempted=preempted, objects=list(objects),
-                      candidates=candidates, ties=ties))
+                      candidates=candidates, ties=ties, namespaces=list(namespaces)))
 
 
 def up(test, sub, file):
@@ -1659,8 +1663,9 @@ def finish(c, cid):
         pdb_status(o, c["pods"])
     pdbs = [o for o in c["objects"] if o["kind"] == "PodDisruptionBudget"]
 
+    ns_labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in c["namespaces"]}
     binds, unscheduled, messages, preempted, trace = model.simulate(
-        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs, c["ties"])
+        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs, c["ties"], ns_labels)
     bound_total = len(binds)
     tied = {t["pod"] for t in trace if t.get("tie")}
     binds = {k: v for k, v in binds.items() if k not in tied}
@@ -1693,7 +1698,7 @@ def finish(c, cid):
         first = c["workload"][0]
         filters = c["filters"] if c["filters"] is not None else model.DEFAULT_FILTERS
         feasible = [s for s in states if model.run_filters(first, s, states, filters) is None]
-        got = model.plugin_scores(first, feasible, plugins, states)[plugins[0][0]]
+        got = model.plugin_scores(first, feasible, plugins, states, ns_labels)[plugins[0][0]]
         if got != c["upstream"]:
             raise AssertionError(f"{cid}: model scores {got}, upstream expects {c['upstream']}")
 
@@ -1732,6 +1737,8 @@ def finish(c, cid):
     if c["filters"] is not None:
         out["filters"] = c["filters"]
     out["nodes"] = c["nodes"]
+    if c["namespaces"]:
+        out["namespaces"] = c["namespaces"]
     out["pods"] = c["pods"]
     out["workload"] = c["workload"]
     if c["objects"]:
