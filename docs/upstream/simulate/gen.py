@@ -89,6 +89,13 @@ NR = UPSTREAM + "framework/plugins/noderesources/"
 #                   image of the init containers, containers and image volumes, clamped into
 #                   [23 MiB, 1000 MiB * count], 100 * (sum - min) / (max - min) in integers
 #                   (imagelocality/image_locality.go)
+#   InterPodAffinity inter_pod_affinity_scores: per topology pair of a placed pod's node, +w / -w for
+#                   the pod's preferred (anti-)affinity terms the placed pod matches, +hardPodAffinityWeight
+#                   for the placed pod's required affinity terms the pod matches, +w / -w for the placed
+#                   pod's preferred (anti-)affinity terms the pod matches; Score sums the node's pairs;
+#                   int(100.0 * ((s - min) / (max - min))) in float64; PreScore Skip when nothing was
+#                   added, or with ignorePreferredTermsOfExistingPods and no preferred term of the pod's
+#                   (interpodaffinity/scoring.go, plugin.go)
 
 CASES = []
 
