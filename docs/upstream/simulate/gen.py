@@ -89,6 +89,13 @@ NR = UPSTREAM + "framework/plugins/noderesources/"
 #                   image of the init containers, containers and image volumes, clamped into
 #                   [23 MiB, 1000 MiB * count], 100 * (sum - min) / (max - min) in integers
 #                   (imagelocality/image_locality.go)
+#   InterPodAffinity inter_pod_affinity_scores: per topology pair of a placed pod's node, +w / -w for
+#                   the pod's preferred (anti-)affinity terms the placed pod matches, +hardPodAffinityWeight
+#                   for the placed pod's required affinity terms the pod matches, +w / -w for the placed
+#                   pod's preferred (anti-)affinity terms the pod matches; Score sums the node's pairs;
+#                   int(100.0 * ((s - min) / (max - min))) in float64; PreScore Skip when nothing was
+#                   added, or with ignorePreferredTermsOfExistingPods and no preferred term of the pod's
+#                   (interpodaffinity/scoring.go, plugin.go)
 
 CASES = []
 
@@ -254,10 +261,10 @@ def pdb_status(p, cluster_pods):
     st.update({"currentHealthy": healthy, "desiredHealthy": desired, "expectedPods": expected})
 
 
-def cfg(score, fit=None, balanced=None, added_affinity=None):
+def cfg(score, fit=None, balanced=None, added_affinity=None, ipa=None):
     """score: [(plugin, weight)]; fit: a NodeResourcesFit scoringStrategy;
     balanced: BalancedAllocation resources; added_affinity: NodeAffinityArgs
-    addedAffinity (a v1 NodeAffinity)."""
+    addedAffinity (a v1 NodeAffinity); ipa: InterPodAffinityArgs."""
     c = {"percentageOfNodesToScore": 100,
          "plugins": {"score": {"disabled": [{"name": "*"}],
                                "enabled": [{"name": n, "weight": w} for n, w in score]}}}
@@ -268,6 +275,8 @@ def cfg(score, fit=None, balanced=None, added_affinity=None):
         pcs.append({"name": "NodeResourcesBalancedAllocation", "args": {"resources": balanced}})
     if added_affinity is not None:
         pcs.append({"name": "NodeAffinity", "args": {"addedAffinity": added_affinity}})
+    if ipa is not None:
+        pcs.append({"name": "InterPodAffinity", "args": dict(ipa)})
     if pcs:
         c["pluginConfig"] = pcs
     return c
@@ -293,7 +302,7 @@ def only_balanced(resources=RES):
 
 def case(group, name, source, nodes, workload, pods=(), config=None, filters=None,
          binds=None, unscheduled=(), messages=True, upstream=None, notes=None, preempted=None,
-         objects=(), candidates=None, ties=False):
+         objects=(), candidates=None, ties=False, namespaces=()):
     """binds: the expected binds, by hand; messages: False leaves FitError
     texts out (an upstream message not certain enough to pin); upstream:
     {node: score} expected by the upstream scoring test for the first
@@ -308,12 +317,14 @@ def case(group, name, source, nodes, workload, pods=(), config=None, filters=Non
     first, each group in node order), checked against the model; it is not
     written to the case (sift reports no candidates), the notes show it.
     ties: the highest totals may tie (upstream then picks at random): a
-    pod placed on a tie is left out of `binds` (by hand and written)."""
+    pod placed on a tie is left out of `binds` (by hand and written).
+    namespaces: the case's Namespace objects (see namespace()), written
+    only when there are some."""
     CASES.append(dict(group=group, name=name, source=source, nodes=nodes, pods=list(pods),
                       workload=list(workload), config=config, filters=filters,
                       binds=binds or {}, unscheduled=list(unscheduled), messages=messages,
                       upstream=upstream, notes=notes, preempted=preempted, objects=list(objects),
-                      candidates=candidates, ties=ties))
+                      candidates=candidates, ties=ties, namespaces=list(namespaces)))
 
 
 def up(test, sub, file):
@@ -998,6 +1009,447 @@ case(G, "image names: only the pod's references get :latest, a port is no tag, a
            "node-b's name as well would put the image on 2 of 3 nodes and node-a and node-b at 15 "
            "each, above node-c.")
 
+# ===================================================== InterPodAffinity (scoring)
+G = "InterPodAffinity"
+F = UPSTREAM + "framework/plugins/interpodaffinity/scoring_test.go"
+IPA_ALLOC = {"cpu": "4", "memory": "8Gi"}
+
+
+def ipa_cfg(**args):
+    """InterPodAffinity alone, weight 1; args: InterPodAffinityArgs fields."""
+    return cfg([("InterPodAffinity", 1)], ipa=args or None)
+
+
+def namespace(name, labels):
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": dict(labels)}}
+
+
+def sel(*exprs):
+    return {"matchExpressions": list(exprs)}
+
+
+def pterm(selector, key, namespaces=None, ns_selector=None):
+    """A PodAffinityTerm: labelSelector `selector`, topologyKey `key`."""
+    t = {"labelSelector": selector, "topologyKey": key}
+    if namespaces is not None:
+        t["namespaces"] = list(namespaces)
+    if ns_selector is not None:
+        t["namespaceSelector"] = ns_selector
+    return t
+
+
+def wterm(weight, term):
+    return {"weight": weight, "podAffinityTerm": term}
+
+
+def pod_aff(preferred=None, required=None, anti_preferred=None, anti_required=None):
+    """spec.affinity with podAffinity / podAntiAffinity (only the lists given)."""
+    out = {}
+    for kind, pref_list, req_list in (("podAffinity", preferred, required),
+                                      ("podAntiAffinity", anti_preferred, anti_required)):
+        part = {}
+        if req_list is not None:
+            part["requiredDuringSchedulingIgnoredDuringExecution"] = list(req_list)
+        if pref_list is not None:
+            part["preferredDuringSchedulingIgnoredDuringExecution"] = list(pref_list)
+        if part:
+            out[kind] = part
+    return out
+
+
+def merge_aff(a, b):
+    out = {k: dict(v) for k, v in a.items()}
+    for k, v in b.items():
+        out.setdefault(k, {}).update(v)
+    return out
+
+
+# scoring_test.go's fixtures. Upstream's namespaces are named
+# subteam1.team1 etc.; a Namespace name is a DNS label, so the dots become
+# dashes (as in the InterPodAffinity filter cases). Upstream's pods are in
+# namespace "" (its default), here "default", also where a term lists "".
+IPA_NAMESPACES = [namespace("subteam1-team1", {"team": "team1"}),
+                  namespace("subteam2-team1", {"team": "team1"}),
+                  namespace("subteam1-team2", {"team": "team2"}),
+                  namespace("subteam2-team2", {"team": "team2"})]
+RG_CHINA = {"region": "China"}
+RG_INDIA = {"region": "India"}
+AZ1 = {"az": "az1"}
+AZ2 = {"az": "az2"}
+RG_CHINA_AZ1 = {"region": "China", "az": "az1"}
+S1 = {"security": "S1"}
+S2 = {"security": "S2"}
+TEAM1 = sel(expr("team", "In", "team1"))
+STAY_S1_REGION = pod_aff(preferred=[wterm(5, pterm(sel(expr("security", "In", "S1")), "region"))])
+STAY_S2_REGION = pod_aff(preferred=[wterm(6, pterm(sel(expr("security", "In", "S2")), "region"))])
+AFFINITY3 = pod_aff(preferred=[
+    wterm(8, pterm(sel(expr("security", "NotIn", "S1"), expr("security", "In", "S2")), "region")),
+    wterm(2, pterm(sel(expr("security", "Exists"), expr("wrongkey", "DoesNotExist")), "region"))])
+HARD_AFFINITY = pod_aff(required=[
+    pterm(sel(expr("security", "In", "S1", "value2")), "region"),
+    pterm(sel(expr("security", "Exists"), expr("wrongkey", "DoesNotExist")), "region")])
+AWAY_S1_AZ = pod_aff(anti_preferred=[wterm(5, pterm(sel(expr("security", "In", "S1")), "az"))])
+AWAY_S2_AZ = pod_aff(anti_preferred=[wterm(5, pterm(sel(expr("security", "In", "S2")), "az"))])
+STAY_S1_REGION_AWAY_S2_AZ = merge_aff(
+    pod_aff(preferred=[wterm(8, pterm(sel(expr("security", "In", "S1")), "region"))]), AWAY_S2_AZ)
+NS_SEL_TERM = pterm(sel(expr("security", "In", "S1")), "region", namespaces=["subteam2-team2"], ns_selector=TEAM1)
+AFFINITY_NS_SELECTOR = pod_aff(preferred=[wterm(5, NS_SEL_TERM)])
+ANTI_AFFINITY_NS_SELECTOR = pod_aff(anti_preferred=[wterm(5, NS_SEL_TERM)])
+P = "default"  # upstream's namespace ""
+
+
+def placed(spec):
+    """Bound pods from [(node, namespace, labels, affinity)], named p1, p2..."""
+    return [pod(f"p{i}", ZERO, node=n, ns=ns, labels=l, affinity=a) for i, (n, ns, l, a) in enumerate(spec, 1)]
+
+
+PA = "TestPreferredAffinity"
+# Upstream's nodes carry labels only; here each also has room for the pod,
+# and "filters": ["InterPodAffinity"] runs the plugin's own filter, which
+# passes every node of these rows (no pod has required anti-affinity, the
+# incoming pods have no required term; the model checks that).
+for sub, incoming, pods_spec, nodes, want, binds, args, notes in [
+    ("all nodes are same priority as Affinity is nil",
+     (P, S1, None), [],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": AZ1},
+     {"node1": 0, "node2": 0, "node3": 0}, {}, {},
+     "No affinity anywhere: PreScore skips (upstream wants Skip), 0 on every node, a tie."),
+    ("Affinity: pod that matches topology key & pods in nodes will get high score comparing to others"
+     "which doesn't match either pods in nodes or in topology key",
+     (P, S1, STAY_S1_REGION),
+     [("node1", P, S1, None), ("node2", P, S2, None), ("node3", P, S1, None)],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": AZ1},
+     {"node1": 100, "node2": 0, "node3": 0}, {"default/pod1": "node1"}, {},
+     "Upstream's subtest name joins \"others\" and \"which\" without a space. The pod prefers (weight 5) "
+     "security=S1 pods per region: node1's S1 pod gives region=China 5; node3's S1 pod is on a node "
+     "without a region label and counts nowhere. Raw 5, 0, 0."),
+    ("All the nodes that have the same topology key & label value with one of them has an existing pod "
+     "that match the affinity rules, have the same score",
+     (P, None, STAY_S1_REGION), [("node1", P, S1, None)],
+     {"node1": RG_CHINA, "node2": RG_CHINA_AZ1, "node3": RG_INDIA},
+     {"node1": 100, "node2": 100, "node3": 0}, {}, {},
+     "region=China gets 5 from node1's pod, and node2 is in China too: raw 5, 5, 0, a tie."),
+    ("Affinity: nodes in one region has more matching pods comparing to other region, so the region which "
+     "has more matches will get high score",
+     (P, S1, STAY_S2_REGION),
+     [("node1", P, S2, None), ("node1", P, S2, None), ("node2", P, S2, None), ("node3", P, S2, None),
+      ("node4", P, S2, None), ("node5", P, S2, None)],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": RG_CHINA, "node4": RG_CHINA, "node5": RG_INDIA},
+     {"node1": 100, "node2": 0, "node3": 100, "node4": 100, "node5": 0}, {}, {},
+     "Weight 6 per S2 pod: China has 4 (24), India 2 (12); normalized from min 12 to max 24."),
+    ("Affinity: different Label operators and values for pod affinity scheduling preference, including some "
+     "match failures ",
+     (P, S1, AFFINITY3),
+     [("node1", P, S1, None), ("node2", P, S2, None), ("node3", P, S1, None)],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": AZ1},
+     {"node1": 20, "node2": 100, "node3": 0}, {"default/pod1": "node2"}, {},
+     "Upstream's subtest name ends with a space. Terms: weight 8 for security NotIn [S1] and In [S2], "
+     "weight 2 for security Exists and wrongkey DoesNotExist, both per region. node1's S1 pod matches the "
+     "second only (China 2), node2's S2 pod both (India 10), node3 has no region. 100 * 2 / 10 = 20."),
+    ("Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution in pod affinity "
+     "symmetry",
+     (P, S2, None),
+     [("node1", P, S1, STAY_S1_REGION), ("node2", P, S2, STAY_S2_REGION)],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": AZ1},
+     {"node1": 0, "node2": 100, "node3": 0}, {"default/pod1": "node2"}, {},
+     "The incoming S2 pod has no affinity; node2's pod prefers S2 pods in its region (weight 6), so "
+     "India gets 6 (the placed pods' preferred terms, matched against the incoming pod)."),
+    ("Affinity symmetry with namespace selector",
+     ("subteam1-team1", S1, None),
+     [("node1", P, S1, AFFINITY_NS_SELECTOR), ("node2", P, S2, STAY_S2_REGION)],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": AZ1},
+     {"node1": 100, "node2": 0, "node3": 0}, {"default/pod1": "node1"}, {},
+     "node1's pod prefers S1 pods in namespaces subteam2-team2 or those labelled team=team1; the "
+     "incoming pod's namespace subteam1-team1 has team=team1: China 5. node2's pod's term covers only "
+     "its own namespace, default."),
+    ("AntiAffinity symmetry with namespace selector",
+     ("subteam1-team1", S1, None),
+     [("node1", P, S1, ANTI_AFFINITY_NS_SELECTOR), ("node2", P, S2, STAY_S2_REGION)],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": AZ1},
+     {"node1": 0, "node2": 100, "node3": 100}, {}, {},
+     "The same term as anti-affinity: China -5; node2 and node3 score 0 raw, the maximum."),
+    ("Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
+     (P, S1, None),
+     [("node1", P, S1, HARD_AFFINITY), ("node2", P, S2, HARD_AFFINITY)],
+     {"node1": RG_CHINA, "node2": RG_INDIA, "node3": AZ1},
+     {"node1": 100, "node2": 100, "node3": 0}, {}, {},
+     "Both placed pods require, per region, security In [S1, value2] and security Exists with wrongkey "
+     "DoesNotExist; the incoming S1 pod matches both terms: hardPodAffinityWeight (1) each, China 2 and "
+     "India 2."),
+    ("Anti Affinity: pod that does not match existing pods in node will get high score ",
+     (P, S1, AWAY_S1_AZ), [("node1", P, S1, None), ("node2", P, S2, None)],
+     {"node1": AZ1, "node2": RG_CHINA},
+     {"node1": 0, "node2": 100}, {"default/pod1": "node2"}, {},
+     "Upstream's subtest name ends with a space. Weight-5 anti-affinity to S1 pods per az: az1 -5."),
+    ("Anti Affinity: pod that does not match topology key & match the pods in nodes will get higher score "
+     "comparing to others ",
+     (P, S1, AWAY_S1_AZ), [("node1", P, S1, None), ("node2", P, S1, None)],
+     {"node1": AZ1, "node2": RG_CHINA},
+     {"node1": 0, "node2": 100}, {"default/pod1": "node2"}, {},
+     "Upstream's subtest name ends with a space. node2's S1 pod is on a node without an az label: "
+     "only az1 gets -5."),
+    ("Anti Affinity: one node has more matching pods comparing to other node, so the node which has more "
+     "unmatches will get high score",
+     (P, S1, AWAY_S1_AZ), [("node1", P, S1, None), ("node1", P, S1, None), ("node2", P, S2, None)],
+     {"node1": AZ1, "node2": RG_INDIA},
+     {"node1": 0, "node2": 100}, {"default/pod1": "node2"}, {},
+     "Two S1 pods on node1: az1 -10."),
+    ("Anti Affinity symmetry: the existing pods in node which has anti affinity match will get high score",
+     (P, S2, None), [("node1", P, S1, AWAY_S2_AZ), ("node2", P, S2, AWAY_S1_AZ)],
+     {"node1": AZ1, "node2": AZ2},
+     {"node1": 0, "node2": 100}, {"default/pod1": "node2"}, {},
+     "node1's pod prefers to keep S2 pods out of its az: az1 -5; node2's pod avoids S1 pods, and the "
+     "incoming pod is S2."),
+    ("Affinity and Anti Affinity: considered only preferredDuringSchedulingIgnoredDuringExecution in both "
+     "pod affinity & anti affinity",
+     (P, S1, STAY_S1_REGION_AWAY_S2_AZ), [("node1", P, S1, None), ("node2", P, S1, None)],
+     {"node1": RG_CHINA, "node2": AZ1},
+     {"node1": 100, "node2": 0}, {"default/pod1": "node1"}, {},
+     "Affinity weight 8 to S1 per region: China 8 (node2 has no region); no S2 pod for the anti term."),
+    ("Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to schedule and "
+     "existing pods have the same labels",
+     (P, S1, STAY_S1_REGION_AWAY_S2_AZ),
+     [("node1", P, S1, None), ("node1", P, S1, None), ("node2", P, S1, None), ("node3", P, S1, None),
+      ("node3", P, S1, None), ("node4", P, S1, None), ("node5", P, S1, None)],
+     {"node1": RG_CHINA_AZ1, "node2": RG_INDIA, "node3": RG_CHINA, "node4": RG_CHINA, "node5": RG_INDIA},
+     {"node1": 100, "node2": 0, "node3": 100, "node4": 100, "node5": 0}, {}, {},
+     "China holds 5 S1 pods (40), India 2 (16); the anti term wants S2 pods and finds none."),
+    ("Affinity and Anti Affinity and symmetry: considered only preferredDuringSchedulingIgnoredDuringExecution "
+     "in both pod affinity & anti affinity & symmetry",
+     (P, S1, STAY_S1_REGION_AWAY_S2_AZ),
+     [("node1", P, S1, None), ("node2", P, S2, None), ("node3", P, None, STAY_S1_REGION_AWAY_S2_AZ),
+      ("node4", P, None, AWAY_S1_AZ)],
+     {"node1": RG_CHINA, "node2": AZ1, "node3": RG_INDIA, "node4": AZ2},
+     {"node1": 100, "node2": 0, "node3": 100, "node4": 0}, {}, {},
+     "Per upstream's comment: affinity 8 (China, node1's S1 pod), anti-affinity -5 (az1, node2's S2 pod), "
+     "affinity symmetry 8 (India, node3's pod prefers S1 pods), anti-affinity symmetry -5 (az2, node4's "
+     "pod avoids S1 pods): 8, -5, 8, -5."),
+    ("Avoid panic when partial nodes in a topology don't have pods with affinity",
+     (P, S1, None), [("node1", P, S1, None), ("node2", P, None, STAY_S1_REGION_AWAY_S2_AZ)],
+     {"node1": RG_CHINA, "node2": RG_CHINA},
+     {"node1": 0, "node2": 0}, {}, {},
+     "kubernetes/kubernetes#82796. node2's pod prefers S1 pods per region: China 8, both nodes are in "
+     "China, so both score 8 and normalize to 0 (max == min), a tie."),
+    ("Affinity with pods matching NamespaceSelector",
+     ("subteam1-team1", S1, AFFINITY_NS_SELECTOR),
+     [("node1", "subteam1-team1", S1, None), ("node1", "subteam1-team1", S1, None),
+      ("node1", "subteam1-team2", S1, None), ("node2", "subteam2-team1", S1, None)],
+     {"node1": RG_CHINA, "node2": RG_INDIA},
+     {"node1": 100, "node2": 0}, {"default/pod1": "node1"}, {},
+     "The pod's term covers subteam2-team2 and the namespaces labelled team=team1 (subteam1-team1, "
+     "subteam2-team1): China 2 * 5 = 10 (the subteam1-team2 pod does not count), India 5. Normalized from "
+     "the minimum 5, not from 0: node2 gets 0 (it would get 50 from 0)."),
+    ("Affinity with pods matching both NamespaceSelector and Namespaces fields",
+     ("subteam1-team1", S1, AFFINITY_NS_SELECTOR),
+     [("node1", "subteam1-team1", S1, None), ("node1", "subteam1-team1", S1, None),
+      ("node1", "subteam2-team2", S1, None), ("node2", "subteam2-team1", S1, None)],
+     {"node1": RG_CHINA, "node2": RG_INDIA},
+     {"node1": 100, "node2": 0}, {"default/pod1": "node1"}, {},
+     "The subteam2-team2 pod is listed by name: China 15, India 5."),
+    ("Affinity with pods matching NamespaceSelector#01",
+     ("subteam1-team1", S1, ANTI_AFFINITY_NS_SELECTOR),
+     [("node1", "subteam1-team1", S1, None), ("node1", "subteam1-team1", S1, None),
+      ("node1", "subteam1-team2", S1, None), ("node2", "subteam2-team1", S1, None)],
+     {"node1": RG_CHINA, "node2": RG_INDIA},
+     {"node1": 0, "node2": 100}, {"default/pod1": "node2"}, {},
+     "Upstream repeats the subtest name for the anti-affinity row (Go reports it with #01): China -10, "
+     "India -5."),
+    ("Affinity with pods matching both NamespaceSelector and Namespaces fields#01",
+     ("subteam1-team1", S1, ANTI_AFFINITY_NS_SELECTOR),
+     [("node1", "subteam1-team1", S1, None), ("node1", "subteam1-team1", S1, None),
+      ("node1", "subteam2-team2", S1, None), ("node2", "subteam2-team1", S1, None)],
+     {"node1": RG_CHINA, "node2": RG_INDIA},
+     {"node1": 0, "node2": 100}, {"default/pod1": "node2"}, {},
+     "The anti-affinity row of the same name: China -15, India -5."),
+    ("Ignore preferred terms of existing pods",
+     (P, S2, None), [("node1", P, S1, STAY_S1_REGION_AWAY_S2_AZ), ("node2", P, S2, STAY_S2_REGION)],
+     {"node1": RG_CHINA, "node2": RG_INDIA},
+     {"node1": 0, "node2": 0}, {}, {"ignorePreferredTermsOfExistingPods": True},
+     "With ignorePreferredTermsOfExistingPods and no preferred term of its own, PreScore skips the pod "
+     "(upstream wants Skip): 0 on both nodes, a tie."),
+    ("Do not ignore preferred terms of existing pods",
+     (P, S2, None), [("node1", P, S1, STAY_S1_REGION_AWAY_S2_AZ), ("node2", P, S2, STAY_S2_REGION)],
+     {"node1": RG_CHINA, "node2": RG_INDIA},
+     {"node1": 0, "node2": 100}, {"default/pod1": "node2"}, {"ignorePreferredTermsOfExistingPods": False},
+     "The same with the argument false (given explicitly here): node2's pod prefers S2 pods per region, "
+     "India 6; node1's pod avoids S2 pods per az, but node1 has no az label."),
+]:
+    ns, labels, aff = incoming
+    case(G, sub, (f"{PA}/{sub}", F),
+         [node(n, IPA_ALLOC, labels=l) for n, l in nodes.items()],
+         [pod("pod1", ZERO, ns=ns, labels=labels, affinity=aff)],
+         pods=placed(pods_spec), namespaces=IPA_NAMESPACES,
+         config=ipa_cfg(**args), filters=["InterPodAffinity"],
+         binds={f"{ns}/pod1": n for n in binds.values()}, upstream=want, ties=not binds, notes=notes)
+
+HARD_NS = pod_aff(required=[pterm(sel(expr("service", "In", "S1")), "region",
+                                  namespaces=[P, "subteam2-team2"], ns_selector=TEAM1)])
+for sub, ns, want, args, notes in [
+    ("with default weight", P, {"node1": 100, "node2": 100, "node3": 0}, {},
+     "The placed pods require service=S1 pods per region in namespaces default (upstream's \"\") and "
+     "subteam2-team2 or labelled team=team1. The incoming pod is in default: the default "
+     "hardPodAffinityWeight 1 for China and India each (upstream passes 1, "
+     "v1.DefaultHardPodAffinitySymmetricWeight; here no argument, so the default is tested)."),
+    ("with zero weight", P, {"node1": 0, "node2": 0, "node3": 0}, {"hardPodAffinityWeight": 0},
+     "hardPodAffinityWeight 0: the required terms are not weighed, nothing adds up, PreScore skips "
+     "(upstream wants Skip)."),
+    ("with no matching namespace", "subteam1-team2", {"node1": 0, "node2": 0, "node3": 0}, {},
+     "subteam1-team2 is neither listed nor labelled team=team1: PreScore skips (upstream wants Skip)."),
+    ("with matching NamespaceSelector", "subteam1-team1", {"node1": 100, "node2": 100, "node3": 0}, {},
+     "subteam1-team1 is labelled team=team1: the placed pods' namespaceSelector is read against the "
+     "labels of the incoming pod's namespace."),
+    ("with matching Namespaces", "subteam2-team2", {"node1": 100, "node2": 100, "node3": 0}, {},
+     "subteam2-team2 is listed by name."),
+]:
+    case(G, sub, (f"TestPreferredAffinityWithHardPodAffinitySymmetricWeight/{sub}", F),
+         [node("node1", IPA_ALLOC, labels=RG_CHINA), node("node2", IPA_ALLOC, labels=RG_INDIA),
+          node("node3", IPA_ALLOC, labels=AZ1)],
+         [pod("pod1", ZERO, ns=ns, labels={"service": "S1"})],
+         pods=placed([("node1", P, None, HARD_NS), ("node2", P, None, HARD_NS)]),
+         namespaces=IPA_NAMESPACES, config=ipa_cfg(**args), filters=["InterPodAffinity"],
+         upstream=want, ties=True, notes="All ties. " + notes)
+
+IPA_SRC = UPSTREAM + "framework/plugins/interpodaffinity/scoring.go"
+ZONE = "topology.kubernetes.io/zone"
+
+
+def zone_node(name, zone, **kw):
+    return node(name, IPA_ALLOC, labels={ZONE: zone} if zone else None, **kw)
+
+
+def app(name):
+    return {"app": name}
+
+
+case(G, "NormalizeScore is float64 arithmetic, truncated: 100 * (29 / 50) gives 57",
+     ("sift-derived: InterPodAffinity NormalizeScore, float64(MaxNodeScore) * (float64(s - min) / "
+      "float64(max - min)) then int64()", IPA_SRC),
+     [zone_node("node-a", "z1"), zone_node("node-b", "z2"), zone_node("node-c", "z3")],
+     [pod("pod1", ZERO, labels=app("api"), affinity=pod_aff(preferred=[
+         wterm(50, pterm(sel(expr("app", "In", "db")), ZONE)),
+         wterm(29, pterm(sel(expr("app", "In", "cache")), ZONE))]))],
+     pods=placed([("node-a", P, app("db"), None), ("node-b", P, app("cache"), None)]),
+     config=ipa_cfg(), filters=["InterPodAffinity"], binds={"default/pod1": "node-a"},
+     upstream={"node-a": 100, "node-b": 57, "node-c": 0},
+     notes="Raw 50, 29, 0. 29 / 50 is 0.58 in float64, times 100 is 57.99999999999999, truncated to 57; "
+           "integer arithmetic (100 * 29 / 50) would give 58.")
+
+case(G, "only anti-affinity: every score negative, normalized from the lowest to the highest",
+     ("sift-derived: InterPodAffinity NormalizeScore takes min and max over the scores (master; older "
+      "releases started both at 0)", IPA_SRC),
+     [zone_node("node-a", "z1"), zone_node("node-b", "z2"), zone_node("node-c", "z3")],
+     [pod("pod1", ZERO, labels=app("api"), affinity=pod_aff(anti_preferred=[
+         wterm(10, pterm(sel(expr("app", "In", "batch")), ZONE))]))],
+     pods=placed([("node-a", P, app("batch"), None)] * 3 + [("node-b", P, app("batch"), None)]
+                 + [("node-c", P, app("batch"), None)] * 2),
+     config=ipa_cfg(), filters=["InterPodAffinity"], binds={"default/pod1": "node-b"},
+     upstream={"node-a": 0, "node-b": 100, "node-c": 50},
+     notes="Weight-10 anti-affinity to batch pods per zone: z1 holds 3 (-30), z2 1 (-10), z3 2 (-20). "
+           "From min -30 to max -10: 0, 100, 50. With min and max started at 0 (releases before the "
+           "change) node-b would get 66 and node-c 33.")
+
+case(G, "a node the filter rejects still counts for its zone; normalization over the feasible nodes",
+     ("sift-derived: InterPodAffinity PreScore walks every node of the snapshot, feasible or not; "
+      "NormalizeScore runs over the feasible nodes (schedule_one.go prioritizeNodes)", IPA_SRC),
+     [zone_node("node-a", "z1", taints=[{"key": "dedicated", "value": "web", "effect": "NoSchedule"}]),
+      zone_node("node-b", "z1"), zone_node("node-c", "z2"), zone_node("node-d", "z3")],
+     [pod("pod1", ZERO, labels=app("api"), affinity=pod_aff(preferred=[
+         wterm(10, pterm(sel(expr("app", "In", "web")), ZONE))]))],
+     pods=placed([("node-a", P, app("web"), None)] * 2 + [("node-c", P, app("web"), None)]),
+     config=ipa_cfg(), filters=["TaintToleration", "InterPodAffinity"], binds={"default/pod1": "node-b"},
+     upstream={"node-b": 100, "node-c": 50, "node-d": 0},
+     notes="node-a fails TaintToleration and is not scored, but its two web pods count for z1: node-b "
+           "scores 20 raw, node-c 10, node-d 0. Counting only the feasible nodes' pods would give node-b "
+           "0 and put node-c first.")
+
+case(G, "hardPodAffinityWeight, per-pod counts, and the placed pods' preferred terms on a hostname key",
+     ("sift-derived: InterPodAffinity processExistingPod; InterPodAffinityArgs.hardPodAffinityWeight",
+      IPA_SRC),
+     [zone_node("node-a", "z1"), zone_node("node-b", "z2"), zone_node("node-c", "z3")],
+     [pod("pod1", ZERO, labels=app("api"), affinity=pod_aff(preferred=[
+         wterm(5, pterm(sel(expr("app", "In", "cache")), ZONE))]))],
+     pods=placed([("node-a", P, app("frontend"), pod_aff(required=[
+                      pterm(sel(expr("app", "In", "api")), ZONE)]))] * 2
+                 + [("node-b", P, app("cache"), None),
+                    ("node-b", P, app("noisy"), pod_aff(anti_preferred=[
+                        wterm(3, pterm(sel(expr("app", "In", "api")), ZONE))])),
+                    ("node-c", P, app("batch"), pod_aff(preferred=[
+                        wterm(7, pterm(sel(expr("app", "In", "api")), "kubernetes.io/hostname"))]))]),
+     config=ipa_cfg(hardPodAffinityWeight=10), filters=["InterPodAffinity"],
+     binds={"default/pod1": "node-a"},
+     upstream={"node-a": 100, "node-b": 0, "node-c": 27},
+     notes="z1: two frontend pods each require api pods in their zone, hardPodAffinityWeight 10 each: 20. "
+           "z2: the pod's own weight-5 term for the cache pod, minus the noisy pod's weight-3 "
+           "anti-affinity to api pods: 2. node-c's batch pod prefers api pods on its own host (weight 7 on "
+           "kubernetes.io/hostname=node-c). Raw 20, 2, 7; 100 * 5 / 18 = 27. With the default weight 1, "
+           "z1 would have 2 and node-c would win.")
+
+case(G, "ignorePreferredTermsOfExistingPods keeps the placed pods' terms for a pod with preferred terms",
+     ("sift-derived: InterPodAffinity PreScore skips only when the pod has no preferred term of its own",
+      IPA_SRC),
+     [zone_node("node-a", "z1"), zone_node("node-b", "z2"), zone_node("node-c", "z3")],
+     [pod("pod1", ZERO, labels=app("api"), affinity=pod_aff(preferred=[
+         wterm(4, pterm(sel(expr("app", "In", "db")), ZONE))]))],
+     pods=placed([("node-a", P, app("web"), pod_aff(preferred=[
+                      wterm(10, pterm(sel(expr("app", "In", "api")), ZONE))])),
+                  ("node-b", P, app("db"), None)]),
+     config=ipa_cfg(ignorePreferredTermsOfExistingPods=True), filters=["InterPodAffinity"],
+     binds={"default/pod1": "node-a"},
+     upstream={"node-a": 100, "node-b": 40, "node-c": 0},
+     notes="The pod prefers db pods (weight 4, z2) and so is not skipped; the web pod's own preference for "
+           "api pods (weight 10, z1) still counts although the argument asks to ignore existing pods' "
+           "preferred terms: that only applies to pods without preferred terms. Raw 10, 4, 0.")
+
+case(G, "ignorePreferredTermsOfExistingPods also drops the placed pods' required affinity",
+     ("sift-derived: InterPodAffinity PreScore returns Skip before weighing any term when the pod has no "
+      "preferred term and the argument is set", IPA_SRC),
+     [zone_node("node-a", "z1"), zone_node("node-b", "z2")],
+     [pod("pod1", ZERO, labels=app("api"))],
+     pods=placed([("node-a", P, app("frontend"), pod_aff(required=[
+         pterm(sel(expr("app", "In", "api")), ZONE)]))]),
+     config=ipa_cfg(ignorePreferredTermsOfExistingPods=True), filters=["InterPodAffinity"],
+     upstream={"node-a": 0, "node-b": 0}, ties=True,
+     notes="The frontend pod requires api pods in its zone, which hardPodAffinityWeight would reward on "
+           "node-a; but the incoming pod has no preferred term, so with the argument set PreScore skips "
+           "it altogether: 0 on both nodes, a tie.")
+
+case(G, "pods placed by earlier cycles count: three replicas spread over the zones",
+     ("sift-derived: InterPodAffinity PreScore reads the snapshot, which holds the pods assumed by "
+      "earlier cycles (schedule_one.go assume)", IPA_SRC),
+     [zone_node("node-a", "z1"), zone_node("node-b", "z2"), zone_node("node-c", "z3")],
+     [pod(f"web-{i}", ZERO, labels=app("web"), affinity=pod_aff(
+         preferred=[wterm(2, pterm(sel(expr("app", "In", "db")), ZONE)),
+                    wterm(5, pterm(sel(expr("app", "In", "cache")), ZONE))],
+         anti_preferred=[wterm(10, pterm(sel(expr("app", "In", "web")), ZONE))])) for i in (1, 2, 3)],
+     pods=placed([("node-b", P, app("db"), None), ("node-c", P, app("cache"), None)]),
+     config=ipa_cfg(), filters=["InterPodAffinity"],
+     binds={"default/web-1": "node-c", "default/web-2": "node-b", "default/web-3": "node-a"},
+     upstream={"node-a": 0, "node-b": 40, "node-c": 100},
+     notes="Each web replica prefers db pods (2) and cache pods (5) in its zone and avoids other web pods "
+           "(-10). web-1: raw 0, 2, 5 -> node-c. web-2 sees web-1 in z3 twice over: web-2's own "
+           "anti-affinity (-10) and web-1's, which the incoming web-2 matches (-10): 0, 2, -15 -> node-b "
+           "(node-a 100 * 15 / 17 = 88). web-3: z2 2 - 20, z3 5 - 20: 0, -18, -15 -> node-a (node-c 16).")
+
+case(G, "namespaces: a {} namespaceSelector covers every namespace, a list only its names, neither the pod's own",
+     ("sift-derived: AffinityTerm namespaces (getNamespacesFromPodAffinityTerm) and "
+      "mergeAffinityTermNamespacesIfNotEmpty for the incoming pod's preferred terms", IPA_SRC),
+     [zone_node("node-a", "z1"), zone_node("node-b", "z2"), zone_node("node-c", "z3")],
+     [pod("pod1", ZERO, ns="shop", labels=app("api"), affinity=pod_aff(preferred=[
+         wterm(4, pterm(sel(expr("app", "In", "web")), ZONE, ns_selector={})),
+         wterm(2, pterm(sel(expr("app", "In", "db")), ZONE, namespaces=["data"])),
+         wterm(1, pterm(sel(expr("app", "In", "cache")), ZONE))]))],
+     pods=placed([("node-a", "other", app("web"), None), ("node-a", "other", app("cache"), None),
+                  ("node-b", "data", app("db"), None), ("node-b", "shop", app("db"), None),
+                  ("node-c", "shop", app("cache"), None)]),
+     namespaces=[namespace("shop", {"team": "shop"}), namespace("data", {"team": "data"})],
+     config=ipa_cfg(), filters=["InterPodAffinity"], binds={"shop/pod1": "node-a"},
+     upstream={"node-a": 100, "node-b": 33, "node-c": 0},
+     notes="Weight 4 for web pods in any namespace ({} selector): the web pod in namespace other, which has "
+           "no Namespace object, counts (z1 4). Weight 2 for db pods in namespace data only (the listed "
+           "names replace the pod's own): z2 2, the db pod in shop does not count. Weight 1 for cache pods "
+           "in the pod's own namespace shop: z3 1, the cache pod in other does not count. Raw 4, 2, 1; "
+           "100 * 1 / 3 = 33.")
+
 # ===================================================== PrioritySort
 G = "PrioritySort"
 F = "queuesort/priority_sort_test.go"
@@ -1659,8 +2111,9 @@ def finish(c, cid):
         pdb_status(o, c["pods"])
     pdbs = [o for o in c["objects"] if o["kind"] == "PodDisruptionBudget"]
 
+    ns_labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in c["namespaces"]}
     binds, unscheduled, messages, preempted, trace = model.simulate(
-        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs, c["ties"])
+        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs, c["ties"], ns_labels)
     bound_total = len(binds)
     tied = {t["pod"] for t in trace if t.get("tie")}
     binds = {k: v for k, v in binds.items() if k not in tied}
@@ -1693,7 +2146,7 @@ def finish(c, cid):
         first = c["workload"][0]
         filters = c["filters"] if c["filters"] is not None else model.DEFAULT_FILTERS
         feasible = [s for s in states if model.run_filters(first, s, states, filters) is None]
-        got = model.plugin_scores(first, feasible, plugins, states)[plugins[0][0]]
+        got = model.plugin_scores(first, feasible, plugins, states, ns_labels)[plugins[0][0]]
         if got != c["upstream"]:
             raise AssertionError(f"{cid}: model scores {got}, upstream expects {c['upstream']}")
 
@@ -1732,6 +2185,8 @@ def finish(c, cid):
     if c["filters"] is not None:
         out["filters"] = c["filters"]
     out["nodes"] = c["nodes"]
+    if c["namespaces"]:
+        out["namespaces"] = c["namespaces"]
     out["pods"] = c["pods"]
     out["workload"] = c["workload"]
     if c["objects"]:

@@ -427,6 +427,26 @@ def f_noop(pod, ns, _all):
     return None
 
 
+def _required_pod_terms(pod, kind):
+    aff = (pod["spec"].get("affinity") or {}).get(kind) or {}
+    return aff.get("requiredDuringSchedulingIgnoredDuringExecution") or []
+
+
+def f_inter_pod_affinity(pod, ns, all_states):
+    """interpodaffinity/filtering.go, only as far as these cases go: its
+    PreFilter skips a pod without required pod affinity or anti-affinity
+    when no placed pod has required anti-affinity (every node passes). The
+    model refuses anything else (the filter itself is ported and checked by
+    the InterPodAffinity filter cases, tests/cases/InterPodAffinity)."""
+    if _required_pod_terms(pod, "podAffinity") or _required_pod_terms(pod, "podAntiAffinity"):
+        raise NotImplementedError("the InterPodAffinity filter of a pod with required pod (anti-)affinity")
+    for s in all_states:
+        for p in s.pods:
+            if _required_pod_terms(p, "podAntiAffinity"):
+                raise NotImplementedError("the InterPodAffinity filter with placed pods' required anti-affinity")
+    return None
+
+
 FILTERS = {
     "NodeUnschedulable": f_node_unschedulable,
     "NodeName": f_noop,          # pending pods here never set spec.nodeName
@@ -435,7 +455,7 @@ FILTERS = {
     "NodePorts": f_noop,         # no host ports in these cases
     "NodeResourcesFit": f_fit,
     "PodTopologySpread": f_spread,
-    "InterPodAffinity": f_noop,  # no pod (anti-)affinity in these cases
+    "InterPodAffinity": f_inter_pod_affinity,
 }
 
 
@@ -712,11 +732,157 @@ def image_locality_scores(pod, states, all_states):
     return out
 
 
-def plugin_scores(pod, states, plugins, all_states=None):
+# ------------------------------------------------- pod affinity terms
+# framework/types.go AffinityTerm (newAffinityTerm, Matches) over
+# metav1.LabelSelectorAsSelector, and plugin.go
+# mergeAffinityTermNamespacesIfNotEmpty, as InterPodAffinity's scoring uses
+# them.
+def _pod_selector(sel):
+    """LabelSelectorAsSelector: None (unset) selects nothing, {} everything,
+    else matchLabels and matchExpressions ANDed; an invalid expression is a
+    parse error (InvalidSelector)."""
+    if sel is None:
+        return lambda labels: False
+    pairs = list((sel.get("matchLabels") or {}).items())
+    exprs = list(sel.get("matchExpressions") or [])
+    for e in exprs:
+        _requirement_matches(e, {})  # raises on an invalid one
+    return lambda labels: (all(labels.get(k) == v for k, v in pairs)
+                           and all(_requirement_matches(e, labels) for e in exprs))
+
+
+def _is_empty_selector(sel):
+    return sel is not None and not sel.get("matchLabels") and not sel.get("matchExpressions")
+
+
+class PodTerm:
+    """A pod (anti-)affinity term of `owner`: its namespaces are the listed
+    ones, or the owner's own when neither namespaces nor namespaceSelector
+    is set; matchLabelKeys / mismatchLabelKeys are refused (kube-apiserver
+    merges them at creation; no case uses them)."""
+
+    def __init__(self, owner, term):
+        if term.get("matchLabelKeys") or term.get("mismatchLabelKeys"):
+            raise NotImplementedError("matchLabelKeys / mismatchLabelKeys")
+        self.key = term["topologyKey"]
+        self.selector = _pod_selector(term.get("labelSelector"))
+        listed = term.get("namespaces") or []
+        ns_sel = term.get("namespaceSelector")
+        self.namespaces = set(listed) if listed or ns_sel is not None else {
+            owner["metadata"].get("namespace", "default")}
+        self.ns_everything = _is_empty_selector(ns_sel)
+        self.ns_selector = _pod_selector(ns_sel)
+
+    def merge_namespaces(self, namespaces):
+        """mergeAffinityTermNamespacesIfNotEmpty (the incoming pod's terms):
+        unless the selector is {} (every namespace), the names of the
+        namespaces it selects join `namespaces` and the selector then
+        selects nothing."""
+        if self.ns_everything:
+            return
+        self.namespaces |= {n for n, labels in namespaces.items() if self.ns_selector(labels)}
+        self.ns_selector = lambda labels: False
+
+    def matches(self, pod, ns_labels):
+        """AffinityTerm.Matches: the namespace is listed or selected (by
+        `ns_labels`, the labels of the pod's namespace), and the labels
+        match."""
+        return ((pod["metadata"].get("namespace", "default") in self.namespaces
+                 or self.ns_selector(ns_labels or {}))
+                and self.selector(pod["metadata"].get("labels") or {}))
+
+
+def _weighted_terms(owner, kind):
+    aff = (owner["spec"].get("affinity") or {}).get(kind) or {}
+    return [(w["weight"], PodTerm(owner, w["podAffinityTerm"]))
+            for w in aff.get("preferredDuringSchedulingIgnoredDuringExecution") or []]
+
+
+def _placed_terms(owner, kind, weighted):
+    """An existing pod's terms; a list that does not parse is dropped
+    (NodeInfo.AddPod ignores NewPodInfo's error, the failing list is nil)."""
+    try:
+        if weighted:
+            return _weighted_terms(owner, kind)
+        return [PodTerm(owner, t) for t in _required_pod_terms(owner, kind)]
+    except InvalidSelector:
+        return []
+
+
+INTER_POD_AFFINITY_DEFAULT_HARD_WEIGHT = 1  # v1 SetDefaults_InterPodAffinityArgs
+
+
+def inter_pod_affinity_scores(pod, states, all_states, args, namespaces):
+    """interpodaffinity/scoring.go PreScore, Score, NormalizeScore.
+    PreScore: with ignorePreferredTermsOfExistingPods and no preferred pod
+    (anti-)affinity term of the pod's own, Skip. The pod's preferred terms
+    get their namespaceSelector merged into names (merge_namespaces). Then,
+    over every placed pod E on every node N of the snapshot (feasible or not)
+    that has labels, each time a term holds and N has the term's topology
+    key, the pair (key, N's value) gets:
+      +w for each preferred affinity term of the pod that E matches
+         (matched without namespace labels: the selector was merged),
+      -w for each preferred anti-affinity term of the pod that E matches,
+      +hardPodAffinityWeight (if above 0) for each required affinity term
+         of E that the pod matches (with the labels of the pod's namespace),
+      +w / -w for each preferred affinity / anti-affinity term of E that
+         the pod matches (likewise).
+    (Upstream looks only at pods with affinity when the pod has no preferred
+    term; the others would add nothing.) Nothing added anywhere: Skip, 0 on
+    every node. Score: the sum over the pairs of the node's labels.
+    NormalizeScore over the feasible nodes: min and max of the scores,
+    int(100.0 * ((s - min) / (max - min))) in float64, all 0 when max ==
+    min. A parse error in the pod's terms fails PreScore (the model
+    raises)."""
+    args = args or {}
+    hard = args.get("hardPodAffinityWeight", INTER_POD_AFFINITY_DEFAULT_HARD_WEIGHT)
+    if not 0 <= hard <= 100:
+        raise ValueError(f"hardPodAffinityWeight: Invalid value: {hard}: not in valid range [0, 100]")
+    ignore = args.get("ignorePreferredTermsOfExistingPods", False)
+    zeros = {s.name: 0 for s in states}
+    own = [(w, t) for w, t in _weighted_terms(pod, "podAffinity")]
+    own += [(-w, t) for w, t in _weighted_terms(pod, "podAntiAffinity")]
+    if ignore and not own:
+        return zeros  # Skip
+    for kind in ("podAffinity", "podAntiAffinity"):
+        for t in _required_pod_terms(pod, kind):
+            PodTerm(pod, t)  # NewPodInfo parses these too
+    for _, t in own:
+        t.merge_namespaces(namespaces)
+    ns_labels = namespaces.get(pod["metadata"].get("namespace", "default"), {})
+    topo = {}
+    for s in all_states:
+        labels = s.node["metadata"].get("labels") or {}
+        if not labels:
+            continue
+        for e in s.pods:
+            held = [(w, t) for w, t in own if t.matches(e, None)]
+            if hard > 0:
+                held += [(hard, t) for t in _placed_terms(e, "podAffinity", False) if t.matches(pod, ns_labels)]
+            held += [(w, t) for w, t in _placed_terms(e, "podAffinity", True) if t.matches(pod, ns_labels)]
+            held += [(-w, t) for w, t in _placed_terms(e, "podAntiAffinity", True) if t.matches(pod, ns_labels)]
+            for w, t in held:
+                if t.key in labels:
+                    pair = (t.key, labels[t.key])
+                    topo[pair] = topo.get(pair, 0) + w
+    if not topo:
+        return zeros  # Skip
+    raw = {s.name: sum(v for (k, val), v in topo.items()
+                       if (s.node["metadata"].get("labels") or {}).get(k) == val)
+           for s in states}
+    lo, hi = min(raw.values()), max(raw.values())
+    if hi == lo:
+        return {n: 0 for n in raw}
+    return {n: int(float(MAX_NODE_SCORE) * ((v - lo) / (hi - lo))) for n, v in raw.items()}
+
+
+def plugin_scores(pod, states, plugins, all_states=None, namespaces=None):
     """{plugin: {node: score}} for the feasible nodes `states`; `all_states`
-    are all the snapshot's nodes (ImageLocality's spread counts them all),
-    `states` when not given."""
+    are all the snapshot's nodes (ImageLocality's spread counts them all,
+    InterPodAffinity the pods on them), `states` when not given;
+    `namespaces` the labels of each Namespace object of the case."""
     all_states = states if all_states is None else all_states
+    namespaces = namespaces or {}
     out = {}
     for name, _w, a in plugins:
         if name == "NodeResourcesFit":
@@ -732,6 +898,8 @@ def plugin_scores(pod, states, plugins, all_states=None):
             out[name] = node_affinity_scores(pod, states, a)
         elif name == "ImageLocality":
             out[name] = image_locality_scores(pod, states, all_states)
+        elif name == "InterPodAffinity":
+            out[name] = inter_pod_affinity_scores(pod, states, all_states, a, namespaces)
         else:
             raise ValueError(f"no score plugin {name} in sift")
     return out
@@ -1071,7 +1239,7 @@ def fit_error_histogram(statuses, states):
 
 
 # ---------------------------------------------------------------------- loop
-def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=False):
+def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=False, namespaces=None):
     """The scheduleOne loop over a workload that arrives at once (instant 0).
     A tie between the highest totals is an error unless `ties_ok` (upstream
     picks among them at random; sift takes the first in node order, as here,
@@ -1091,7 +1259,8 @@ def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=
     is retried at once, the preemptor first by queue order (upstream would
     hold them in backoff for a second; the cases are built so that this does
     not change the outcome, see README.md). `pdbs` are the cluster's
-    PodDisruptionBudgets, read by the preemption only and never updated.
+    PodDisruptionBudgets, read by the preemption only and never updated;
+    `namespaces` the labels of its Namespace objects, by name.
 
     A cycle: a pod with a nominated node tries it first and takes it if it
     passes the filters (findNodesThatFitPod / evaluateNominatedNode); else
@@ -1178,7 +1347,7 @@ def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=
                 host = feasible[0]
                 trace.append({"pod": k, "only": host.name})
             else:
-                ps = plugin_scores(pod, feasible, plugins, states)
+                ps = plugin_scores(pod, feasible, plugins, states, namespaces)
                 total = {s.name: sum(ps[name][s.name] * w for name, w, _ in plugins) for s in feasible}
                 best = max(total.values())
                 top = [n for n, v in total.items() if v == best]

@@ -1,13 +1,15 @@
-//! kube-scheduler's InterPodAffinity filter: the pod's required pod
+//! kube-scheduler's InterPodAffinity: as a filter, the pod's required pod
 //! affinity and anti-affinity, and the required anti-affinity of the pods
-//! already placed, checked per topology domain.
+//! already placed, checked per topology domain; as a scorer, the preferred
+//! terms of both sides and the placed pods' required affinity, weighed per
+//! topology domain ([`scoring`]).
 //!
 //! Upstream: `pkg/scheduler/framework/plugins/interpodaffinity/`
-//! (`filtering.go`) and the framework's `AffinityTerm`, master (1.35+);
-//! restated in `docs/upstream/interpodaffinity.md`. matchLabelKeys and
-//! mismatchLabelKeys are merged into the selector here, as kube-apiserver
-//! does at pod creation (idempotent for pods it already merged).
-//! `InterPodAffinityArgs` only affect scoring: accepted, not used.
+//! (`filtering.go`, `scoring.go`) and the framework's `AffinityTerm`,
+//! master (1.35+); restated in `docs/upstream/interpodaffinity.md`.
+//! matchLabelKeys and mismatchLabelKeys are merged into the selector here,
+//! as kube-apiserver does at pod creation (idempotent for pods it already
+//! merged). `InterPodAffinityArgs` only affect scoring.
 //!
 //! 1. [`pre_filter`] counts, per (topology key, value): existing pods whose
 //!    anti-affinity forbids the incoming pod, pods matching all of the
@@ -17,9 +19,14 @@
 
 use sift_sdk::model::LabelKey;
 use sift_sdk::{
-    Args, ClusterView, Domains, FastMap, IdMap, Labels, Node, NodeFields, NominatedPod, Plugin,
-    Pod, PodAffinityTerm, PodSelector, Prepare, Status, export_plugin,
+    Args, ClusterView, Domains, ExtensionPoints, FastMap, IdMap, Labels, Node, NodeFields,
+    NominatedPod, Plugin, Pod, PodAffinityTerm, PodSelector, PreScore, Prepare, Status,
+    export_plugin,
 };
+
+pub mod scoring;
+
+pub use scoring::ScoreArgs;
 
 /// The plugin's name in configuration and statuses.
 pub const NAME: &str = "InterPodAffinity";
@@ -160,6 +167,9 @@ pub struct AffinityState {
     matches_own_affinity: bool,
     /// The labels of the pod's namespace, which other pods' terms select.
     namespace_labels: Labels,
+    /// PreScore's sums by topology pair, for Score (empty in PreFilter's
+    /// state).
+    topology_score: Counts,
 }
 
 fn compile(pod: &Pod, terms: &[PodAffinityTerm]) -> Result<Vec<Term>, String> {
@@ -275,6 +285,7 @@ pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<Affinit
         anti,
         matches_own_affinity,
         namespace_labels: ns_labels.clone(),
+        topology_score: Counts::default(),
     }))
 }
 
@@ -367,9 +378,12 @@ pub fn filter(state: &AffinityState, node: &Node) -> Status {
     Status::success()
 }
 
-/// The plugin: PreFilter and Filter above, behind the SDK's trait.
+/// The plugin: PreFilter and Filter above, PreScore, Score and
+/// NormalizeScore in [`scoring`], behind the SDK's trait.
 #[derive(Debug)]
-pub struct InterPodAffinity;
+pub struct InterPodAffinity {
+    args: ScoreArgs,
+}
 
 /// `InterPodAffinityArgs`: both fields only affect scoring.
 #[derive(serde::Deserialize)]
@@ -378,29 +392,43 @@ struct AffinityArgs {
     #[serde(default)]
     hard_pod_affinity_weight: Option<i32>,
     #[serde(default)]
-    #[allow(dead_code)]
     ignore_preferred_terms_of_existing_pods: Option<bool>,
+}
+
+/// Upstream's `ValidateInterPodAffinityArgs`, with its defaults
+/// (`hardPodAffinityWeight` 1, `ignorePreferredTermsOfExistingPods` false).
+pub fn parse_args(args: &Args) -> Result<ScoreArgs, String> {
+    let mut out = ScoreArgs::default();
+    if args.is_empty() {
+        return Ok(out);
+    }
+    let parsed: AffinityArgs = args.parse()?;
+    if let Some(w) = parsed.hard_pod_affinity_weight {
+        if !(0..=100).contains(&w) {
+            return Err(format!(
+                "hardPodAffinityWeight: Invalid value: {w}: not in valid range [0, 100]"
+            ));
+        }
+        out.hard_pod_affinity_weight = w;
+    }
+    if let Some(ignore) = parsed.ignore_preferred_terms_of_existing_pods {
+        out.ignore_preferred_terms_of_existing_pods = ignore;
+    }
+    Ok(out)
 }
 
 impl Plugin for InterPodAffinity {
     const NAME: &'static str = NAME;
-    /// Filter reads labels only; the cluster view brings the pods.
+    const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::FILTER.union(ExtensionPoints::SCORE);
+    /// Filter and Score read labels only; the cluster view brings the pods.
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
     const READS_CLUSTER: bool = true;
     type PodState = AffinityState;
 
     fn new(args: Args) -> Result<Self, String> {
-        if !args.is_empty() {
-            let args: AffinityArgs = args.parse()?;
-            if let Some(w) = args.hard_pod_affinity_weight
-                && !(0..=100).contains(&w)
-            {
-                return Err(format!(
-                    "hardPodAffinityWeight: Invalid value: {w}: not in valid range [0-100]"
-                ));
-            }
-        }
-        Ok(InterPodAffinity)
+        Ok(InterPodAffinity {
+            args: parse_args(&args)?,
+        })
     }
 
     fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<AffinityState> {
@@ -427,6 +455,36 @@ impl Plugin for InterPodAffinity {
             state.add_pod(pod, &a.group, node);
         }
         Some(state)
+    }
+
+    fn pre_score(
+        &self,
+        pod: &Pod,
+        _feasible: &[&Node],
+        cluster: &dyn ClusterView,
+    ) -> PreScore<AffinityState> {
+        match scoring::pre_score(pod, cluster, self.args) {
+            Ok(Some(topology_score)) => PreScore::Proceed(AffinityState {
+                topology_score,
+                ..AffinityState::default()
+            }),
+            Ok(None) => PreScore::Skip,
+            Err(e) => PreScore::Error(Status::error(e)),
+        }
+    }
+
+    fn score(&self, _pod: &Pod, state: &AffinityState, node: &Node) -> Result<i64, Status> {
+        Ok(scoring::score(&state.topology_score, node))
+    }
+
+    fn normalize_scores(
+        &self,
+        _pod: &Pod,
+        _state: &AffinityState,
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        scoring::normalize(scores);
+        Ok(())
     }
 }
 
