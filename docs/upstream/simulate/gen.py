@@ -438,7 +438,8 @@ case(G, "sequence: pods without requests spread by their 100m/200Mi defaults",
      pods=[pod("sidecar", {"cpu": "50m", "memory": "64Mi"}, node="node-a")],
      config=None, filters=model.DEFAULT_FILTERS,
      binds={"default/idle-0": "node-b", "default/idle-1": "node-a", "default/idle-2": "node-b"},
-     notes="Default score set (NodeResourcesFit LeastAllocated + BalancedAllocation). The pending "
+     notes="Default score set (NodeResourcesFit LeastAllocated and BalancedAllocation decide; "
+           "TaintToleration adds 300 to every node, the others skip). The pending "
            "pods request nothing, so BalancedAllocation skips them (PreScore Skip) and Fit filters "
            "nothing; LeastAllocated counts each one as 100m/200Mi once assumed, so the second pod "
            "goes back to node-a and the third to node-b.")
@@ -681,7 +682,9 @@ case(G, "default score set: LeastAllocated and BalancedAllocation disagree, the 
      MIXED_NODES(), [pod("mem-heavy", {"cpu": "500m", "memory": "8Gi"})], pods=MIXED_BOUND(),
      config=None, binds={"default/mem-heavy": "node-a"},
      notes="LeastAllocated prefers node-b (49 against 43), BalancedAllocation prefers node-a (100 "
-           "against 62); with both at weight 1 the totals are 143 and 111.")
+           "against 62); with both at weight 1 they sum to 143 and 111. The rest of the default set "
+           "(TaintToleration 100 on both at weight 3; NodeAffinity, InterPodAffinity and "
+           "ImageLocality skip) adds 300 to each.")
 
 case(G, "plugin weights: NodeResourcesFit at weight 10 overturns BalancedAllocation",
      ("sift-derived: prioritizeNodes, score times plugin weight (schedule_one.go)",

@@ -112,10 +112,11 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 /// is not ported yet: for pods without ScheduleAnyway constraints (the
 /// system default spread applies to pods a Service or controller owns)
 /// it adds the same to every node.
-pub const DEFAULT_SCORES: [(&str, i64); 5] = [
+pub const DEFAULT_SCORES: [(&str, i64); 6] = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),
 ];
