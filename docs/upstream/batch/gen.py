@@ -890,9 +890,12 @@ def main():
         with open(os.path.join(OUT, fname), "w", encoding="utf-8") as f:
             json.dump(c, f, indent=2, ensure_ascii=False)
             f.write("\n")
-    # Remove files this generator wrote before under names it no longer uses.
+    # Remove files this generator wrote before under names it no longer
+    # uses: numbers up to its highest. Cases numbered above it (020 on)
+    # are written by hand and stay.
+    highest = max(int(n[:3]) for n in names)
     for f in sorted(os.listdir(OUT)):
-        if f.endswith(".json") and f not in names and f[:3].isdigit():
+        if f.endswith(".json") and f not in names and f[:3].isdigit() and int(f[:3]) <= highest:
             os.remove(os.path.join(OUT, f))
     print("wrote %d cases to %s" % (len(CASES), OUT))
 
