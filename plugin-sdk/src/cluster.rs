@@ -37,6 +37,16 @@ pub struct PodGroup {
     pub preferred_anti_affinity: Vec<crate::model::WeightedPodAffinityTerm>,
 }
 
+impl PodGroup {
+    /// Whether its pods have terms InterPodAffinity's scoring weighs for
+    /// another pod: required affinity, preferred affinity or anti-affinity.
+    pub fn has_scored_affinity(&self) -> bool {
+        !self.affinity.is_empty()
+            || !self.preferred_affinity.is_empty()
+            || !self.preferred_anti_affinity.is_empty()
+    }
+}
+
 /// A pending pod nominated to a node (`status.nominatedNodeName`, set by
 /// preemption): kube-scheduler checks a node first with the pods nominated
 /// to it that have at least the incoming pod's priority, then without.
@@ -102,6 +112,20 @@ pub trait ClusterView {
                 self.pods_on(s)
                     .iter()
                     .any(|g| !g.group.anti_affinity.is_empty())
+            })
+            .collect()
+    }
+
+    /// The slots whose pods include some with affinity terms a scorer
+    /// weighs (required affinity, preferred affinity or anti-affinity:
+    /// upstream's `HavePodsWithAffinityList`): what InterPodAffinity's
+    /// scoring of a pod without preferred terms must look at.
+    fn affinity_slots(&self) -> Vec<u32> {
+        (0..self.slots())
+            .filter(|&s| {
+                self.pods_on(s)
+                    .iter()
+                    .any(|g| g.group.has_scored_affinity())
             })
             .collect()
     }
@@ -255,6 +279,34 @@ mod tests {
             ],
             namespaces: vec![],
         }
+    }
+
+    #[test]
+    fn affinity_slots_hold_pods_with_terms_a_scorer_weighs() {
+        let mut t = tables();
+        assert!(t.affinity_slots().is_empty());
+        let term = crate::WeightedPodAffinityTerm::default();
+        let preferring = Arc::new(PodGroup {
+            id: 3,
+            preferred_anti_affinity: vec![term],
+            ..PodGroup::default()
+        });
+        // Required anti-affinity alone is the filter's, not the scorer's.
+        let avoiding = Arc::new(PodGroup {
+            id: 4,
+            anti_affinity: vec![PodAffinityTerm::default()],
+            ..PodGroup::default()
+        });
+        t.pods[2].push(GroupCount {
+            group: preferring,
+            count: 1,
+        });
+        t.pods[1].push(GroupCount {
+            group: avoiding,
+            count: 1,
+        });
+        assert_eq!(t.affinity_slots(), [2]);
+        assert_eq!(t.anti_affinity_slots(), [1]);
     }
 
     #[test]

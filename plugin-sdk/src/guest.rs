@@ -99,6 +99,9 @@ pub struct State<P: Plugin> {
     namespaces: HashMap<String, Labels>,
     /// Slots holding pods with required anti-affinity.
     anti_slots: std::collections::BTreeSet<u32>,
+    /// Slots with pods whose affinity terms a scorer weighs, kept as
+    /// placements sync (a rebuilt group index is O(nodes) per cycle).
+    affinity_slots: std::collections::BTreeSet<u32>,
     /// Caches of the view, dropped when what they derive from is synced.
     domains: std::cell::RefCell<HashMap<String, Arc<Domains>>>,
     group_index: std::cell::RefCell<Option<Arc<GroupIndex>>>,
@@ -117,6 +120,7 @@ impl<P: Plugin> Default for State<P> {
             placements: Vec::new(),
             namespaces: HashMap::new(),
             anti_slots: Default::default(),
+            affinity_slots: Default::default(),
             domains: Default::default(),
             group_index: Default::default(),
             syncs: 0,
@@ -148,6 +152,9 @@ impl<P: Plugin> ClusterView for State<P> {
     }
     fn anti_affinity_slots(&self) -> Vec<u32> {
         self.anti_slots.iter().copied().collect()
+    }
+    fn affinity_slots(&self) -> Vec<u32> {
+        self.affinity_slots.iter().copied().collect()
     }
     fn domains(&self, key: &str) -> Arc<Domains> {
         if let Some(d) = self.domains.borrow().get(key) {
@@ -185,6 +192,7 @@ impl<P: Plugin> State<P> {
                 p.clear();
             }
             self.anti_slots.remove(&slot);
+            self.affinity_slots.remove(&slot);
         }
         for entry in upserts {
             let slot = entry.slot as usize;
@@ -233,6 +241,14 @@ impl<P: Plugin> State<P> {
                 self.anti_slots.insert(p.slot);
             } else {
                 self.anti_slots.remove(&p.slot);
+            }
+            if self.placements[slot]
+                .iter()
+                .any(|g| g.group.has_scored_affinity())
+            {
+                self.affinity_slots.insert(p.slot);
+            } else {
+                self.affinity_slots.remove(&p.slot);
             }
         }
     }

@@ -85,6 +85,9 @@ pub struct Snapshot {
     /// Slots with pods with required anti-affinity, computed when first
     /// asked (InterPodAffinity asks for every pod).
     anti_affinity_slots: std::sync::OnceLock<Vec<u32>>,
+    /// Slots with pods whose affinity terms InterPodAffinity's scoring
+    /// weighs, likewise.
+    affinity_slots: std::sync::OnceLock<Vec<u32>>,
     /// Topology domains by label key and the group index, computed when
     /// first asked (see [`sift_sdk::ClusterView`]).
     domains: std::sync::Mutex<HashMap<String, Arc<sift_sdk::Domains>>>,
@@ -152,6 +155,7 @@ impl Snapshot {
             nominations,
             nominated,
             anti_affinity_slots: std::sync::OnceLock::new(),
+            affinity_slots: std::sync::OnceLock::new(),
             domains: Default::default(),
             group_index: std::sync::OnceLock::new(),
             changes,
@@ -295,6 +299,19 @@ impl sift_sdk::ClusterView for Snapshot {
     fn group_index(&self) -> Arc<sift_sdk::GroupIndex> {
         self.group_index
             .get_or_init(|| Arc::new(sift_sdk::GroupIndex::scan(self)))
+            .clone()
+    }
+    fn affinity_slots(&self) -> Vec<u32> {
+        self.affinity_slots
+            .get_or_init(|| {
+                (0..self.pods.len() as u32)
+                    .filter(|&s| {
+                        self.pods[s as usize]
+                            .iter()
+                            .any(|g| g.group.has_scored_affinity())
+                    })
+                    .collect()
+            })
             .clone()
     }
     fn anti_affinity_slots(&self) -> Vec<u32> {

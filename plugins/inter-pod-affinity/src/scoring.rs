@@ -163,8 +163,7 @@ pub(crate) fn pre_score(
     // (column, weight per pod) of the terms that hold between the incoming
     // pod and one group's pods.
     let mut hits: Vec<(usize, i64)> = Vec::new();
-    let index = cluster.group_index();
-    for (group, placements) in &index.groups {
+    let mut visit = |group: &sift_sdk::PodGroup, placements: &[(u32, u32)]| {
         hits.clear();
         for (w, &col) in incoming.iter().zip(&incoming_columns) {
             if w.term.matches(&group.namespace, &group.labels, &none) {
@@ -197,7 +196,7 @@ pub(crate) fn pre_score(
             }
         }
         if hits.is_empty() {
-            continue;
+            return;
         }
         for &(slot, count) in placements {
             for &(col, delta) in &hits {
@@ -207,6 +206,23 @@ pub(crate) fn pre_score(
                     contributed = true;
                 }
             }
+        }
+    };
+    if incoming.is_empty() {
+        // Only pods with terms of their own can add anything (upstream
+        // walks its nodes with affinity pods): no group index, which a
+        // component rebuilds whenever a placement changed.
+        for slot in cluster.affinity_slots() {
+            for g in cluster.pods_on(slot) {
+                if g.group.has_scored_affinity() {
+                    visit(&g.group, &[(slot, g.count)]);
+                }
+            }
+        }
+    } else {
+        let index = cluster.group_index();
+        for (group, placements) in &index.groups {
+            visit(group, placements);
         }
     }
     // Upstream skips when no node added anything (its `index == -1`).
