@@ -455,13 +455,11 @@ mod tests {
             assert_eq!(filters, want, "{file}");
             let scores = c.score_plugins();
             if file == &"default-scheduler" {
-                assert_eq!(
-                    scores,
-                    [
-                        ("NodeResourcesFit".to_string(), 1),
-                        ("NodeResourcesBalancedAllocation".to_string(), 1)
-                    ]
-                );
+                let defaults: Vec<(String, i64)> = crate::config::DEFAULT_SCORES
+                    .iter()
+                    .map(|(n, w)| (n.to_string(), *w))
+                    .collect();
+                assert_eq!(scores, defaults);
             } else {
                 assert_eq!(scores, [(scorer.to_string(), 1000)], "{file}");
             }
