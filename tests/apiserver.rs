@@ -1675,14 +1675,18 @@ fn handle(shared: &Arc<Shared>, req: Request, out: &mut TcpStream) -> bool {
             }
         }
     }
-    let bind = route
-        .as_ref()
-        .is_some_and(|r| Op::of(&req.method, r) == Ok(Op::Bind));
+    // A binding `operate` answers is recorded by it, under the lock that
+    // applies it, so no reader sees the pod bound and the binding unrecorded.
+    let unrecorded_bind = std::cell::Cell::new(
+        route
+            .as_ref()
+            .is_some_and(|r| Op::of(&req.method, r) == Ok(Op::Bind)),
+    );
     let close = req.close;
     let answer = |mut record: RequestRecord, out: &mut TcpStream, (code, body): Answer| {
         record.status = code;
         let mut st = shared.lock();
-        if bind {
+        if unrecorded_bind.get() {
             let node = record.body.as_ref().map_or(String::new(), |b| {
                 b["target"]["name"].as_str().unwrap_or_default().to_string()
             });
@@ -1721,6 +1725,7 @@ fn handle(shared: &Arc<Shared>, req: Request, out: &mut TcpStream) -> bool {
         );
     }
     if op != Op::List {
+        unrecorded_bind.set(false);
         let answered = operate(shared, op, &route, req.content_type.as_deref(), body);
         return answer(record, out, answered);
     }
@@ -1785,9 +1790,32 @@ fn handle(shared: &Arc<Shared>, req: Request, out: &mut TcpStream) -> bool {
 }
 
 /// Does what `op` asks of the object `route` names (everything but lists
-/// and watches), under one hold of the state lock.
+/// and watches), under one hold of the state lock; a binding is recorded
+/// under that hold too.
 fn operate(
     shared: &Arc<Shared>,
+    op: Op,
+    route: &Route,
+    content_type: Option<&str>,
+    body: Option<Value>,
+) -> Answer {
+    let mut st = shared.lock();
+    let node = match (&op, &body) {
+        (Op::Bind, Some(b)) => b["target"]["name"].as_str().unwrap_or_default(),
+        _ => "",
+    }
+    .to_string();
+    let answered = operate_locked(shared, &mut st, op, route, content_type, body);
+    if op == Op::Bind {
+        let key = route.key();
+        st.bindings.push((key, node, answered.0));
+    }
+    answered
+}
+
+fn operate_locked(
+    shared: &Arc<Shared>,
+    st: &mut State,
     op: Op,
     route: &Route,
     content_type: Option<&str>,
@@ -1811,8 +1839,6 @@ fn operate(
             ),
         );
     }
-    let mut st = shared.lock();
-    let st = &mut *st;
     match op {
         Op::List => unreachable!("lists are not operations on an object"),
         Op::Get => {
