@@ -107,15 +107,16 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
-/// kube-scheduler's default score plugins that sift has, in its order and
-/// with its weights (`default_plugins.go`). PodTopologySpread's scoring
-/// is not ported yet: for pods without ScheduleAnyway constraints (the
-/// system default spread applies to pods a Service or controller owns)
-/// it adds the same to every node.
-pub const DEFAULT_SCORES: [(&str, i64); 6] = [
+/// kube-scheduler's default score plugins, in its order and with its
+/// weights (`default_plugins.go`). VolumeBinding's capacity score is not
+/// among them (sift has no VolumeBinding), and PodTopologySpread scores
+/// only a pod's own ScheduleAnyway constraints: the system default spread
+/// of pods a Service or controller selects is not ported yet.
+pub const DEFAULT_SCORES: [(&str, i64); 7] = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),
     ("NodeResourcesFit", 1),
+    ("PodTopologySpread", 2),
     ("InterPodAffinity", 2),
     ("NodeResourcesBalancedAllocation", 1),
     ("ImageLocality", 1),

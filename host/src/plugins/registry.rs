@@ -247,7 +247,7 @@ impl Catalog {
     /// those stand for the default score set, which `plugins.score` then
     /// edits as in scheduler mode (`disabled` removes, `enabled` adds or
     /// re-weights, with the plugin as configured). A mapped plugin that
-    /// does not score yet (PodTopologySpread) is left out. No `nodeorder`:
+    /// is not loaded or does not score is left out. No `nodeorder`:
     /// no scorers at all (the schedulers check).
     pub fn select_batch_scorers(
         &self,

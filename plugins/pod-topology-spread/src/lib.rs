@@ -1,6 +1,6 @@
-//! kube-scheduler's PodTopologySpread filter: a pod's `DoNotSchedule`
-//! topology spread constraints, checked against the pods already placed in
-//! each topology domain.
+//! kube-scheduler's PodTopologySpread: a pod's `DoNotSchedule` topology
+//! spread constraints, checked against the pods already placed in each
+//! topology domain, and its `ScheduleAnyway` ones scored ([`scoring`]).
 //!
 //! Upstream: `pkg/scheduler/framework/plugins/podtopologyspread/`
 //! (`filtering.go`, `common.go`, `plugin.go`), master (1.35+); restated in
@@ -15,7 +15,7 @@
 //! empty, so here default constraints never filter (the system defaults
 //! are `ScheduleAnyway` and never filter anyway).
 //!
-//! The cycle runs in two steps, as upstream's PreFilter and Filter:
+//! Filtering runs in two steps, as upstream's PreFilter and Filter:
 //! 1. [`pre_filter`] builds the pod's hard constraints and counts, per
 //!    constraint, the matching pods in every eligible domain;
 //! 2. [`filter`] checks each node's domains against the skew.
@@ -26,11 +26,13 @@
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::toleration::{find_untolerated, is_do_not_schedule};
 use sift_sdk::{
-    Args, ClusterView, Domains, FastMap, LabelKey, Labels, Node, NodeFields, NominatedPod, Plugin,
-    Pod, PodSelector, Prepare, Status, export_plugin,
+    Args, ClusterView, Domains, ExtensionPoints, FastMap, LabelKey, Labels, Node, NodeFields,
+    NominatedPod, Plugin, Pod, PodSelector, PreScore, Prepare, Status, export_plugin,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
+
+pub mod scoring;
 
 /// The plugin's name in configuration and statuses.
 pub const NAME: &str = "PodTopologySpread";
@@ -61,13 +63,19 @@ pub struct Constraint {
 /// for a pod with constraints of its own). An invalid selector is an
 /// error, which upstream's PreFilter returns as an Error status.
 pub fn hard_constraints(pod: &Pod) -> Result<Vec<Constraint>, String> {
+    constraints(pod, "DoNotSchedule")
+        .map_err(|e| format!("obtaining pod's hard topology spread constraints: {e}"))
+}
+
+/// The pod's constraints whose `whenUnsatisfiable` is `action`, in spec
+/// order, defaults applied (upstream's `filterTopologySpreadConstraints`).
+pub fn constraints(pod: &Pod, action: &str) -> Result<Vec<Constraint>, String> {
     let mut out = Vec::new();
     for c in &pod.topology_spread_constraints {
-        if c.when_unsatisfiable != "DoNotSchedule" {
+        if c.when_unsatisfiable != action {
             continue;
         }
-        let selector = PodSelector::new(c.label_selector.as_ref())
-            .map_err(|e| format!("obtaining pod's hard topology spread constraints: {e}"))?;
+        let selector = PodSelector::new(c.label_selector.as_ref())?;
         // matchLabelKeys: the pod's own values for the keys it has.
         let pairs: Vec<(String, String)> = c
             .match_label_keys
@@ -105,7 +113,7 @@ pub struct SpreadState {
 
 /// Whether `node` counts for constraint `c` of `pod`
 /// (`matchNodeInclusionPolicies`).
-fn included(
+pub(crate) fn included(
     c: &Constraint,
     node: &Node,
     affinity: &RequiredNodeAffinity,
@@ -122,7 +130,7 @@ fn included(
     true
 }
 
-fn has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
+pub(crate) fn has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool {
     constraints
         .iter()
         .all(|c| labels.get_key(&c.topology_key).is_some())
@@ -522,7 +530,16 @@ fn validate(args: &SpreadArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// The plugin: PreFilter and Filter above, behind the SDK's trait.
+/// What one cycle computed for a pod: PreFilter's state for Filter, and
+/// PreScore's for Score.
+#[derive(Clone, Debug, Default)]
+pub struct CycleState {
+    pub filter: SpreadState,
+    pub score: scoring::ScoreState,
+}
+
+/// The plugin: PreFilter, Filter and the scoring above, behind the SDK's
+/// trait.
 #[derive(Debug, Default)]
 pub struct PodTopologySpread {
     eligibility: EligibilityCache,
@@ -530,10 +547,11 @@ pub struct PodTopologySpread {
 
 impl Plugin for PodTopologySpread {
     const NAME: &'static str = NAME;
+    const EXTENSION_POINTS: ExtensionPoints = ExtensionPoints::FILTER.union(ExtensionPoints::SCORE);
     /// Filter reads labels; PreFilter also taints (nodeTaintsPolicy).
     const NODE_FIELDS: NodeFields = NodeFields::LABELS.union(NodeFields::TAINTS);
     const READS_CLUSTER: bool = true;
-    type PodState = SpreadState;
+    type PodState = CycleState;
 
     fn new(args: Args) -> Result<Self, String> {
         let args: SpreadArgs = if args.is_empty() {
@@ -544,34 +562,70 @@ impl Plugin for PodTopologySpread {
         validate(&args)?;
         // Default constraints only apply with a selector deduced from the
         // pod's Services and controllers, which sift is not given: they
-        // never filter here (see the module's doc).
+        // never apply here (see the module's doc).
         Ok(PodTopologySpread::default())
     }
 
-    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<SpreadState> {
+    fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<CycleState> {
         match pre_filter_cached(pod, cluster, &self.eligibility) {
-            Ok(Some(state)) => Prepare::Proceed(state),
+            Ok(Some(filter)) => Prepare::Proceed(CycleState {
+                filter,
+                ..CycleState::default()
+            }),
             Ok(None) => Prepare::Skip,
             Err(e) => Prepare::Reject(Status::error(format!("get constraints from pod: {e}"))),
         }
     }
 
-    fn filter(&self, _pod: &Pod, state: &SpreadState, node: &Node) -> Status {
-        filter(state, node)
+    fn filter(&self, _pod: &Pod, state: &CycleState, node: &Node) -> Status {
+        filter(&state.filter, node)
     }
 
     fn add_pods(
         &self,
         _pod: &Pod,
-        state: &SpreadState,
+        state: &CycleState,
         node: &Node,
         added: &[NominatedPod],
-    ) -> Option<SpreadState> {
-        let mut state = state.clone();
+    ) -> Option<CycleState> {
+        let mut filter = state.filter.clone();
         for a in added {
-            state.add_pod(&a.group.namespace, &a.group.labels, node, 1);
+            filter.add_pod(&a.group.namespace, &a.group.labels, node, 1);
         }
-        Some(state)
+        Some(CycleState {
+            filter,
+            ..CycleState::default()
+        })
+    }
+
+    fn pre_score(
+        &self,
+        pod: &Pod,
+        feasible: &[&Node],
+        cluster: &dyn ClusterView,
+    ) -> PreScore<CycleState> {
+        match scoring::pre_score(pod, feasible, cluster) {
+            Ok(Some(score)) => PreScore::Proceed(CycleState {
+                score,
+                ..CycleState::default()
+            }),
+            Ok(None) => PreScore::Skip,
+            Err(e) => PreScore::Error(Status::error(e)),
+        }
+    }
+
+    fn score(&self, _pod: &Pod, state: &CycleState, node: &Node) -> Result<i64, Status> {
+        Ok(scoring::score(&state.score, node))
+    }
+
+    fn normalize_scores(
+        &self,
+        _pod: &Pod,
+        state: &CycleState,
+        scores: &mut [i64],
+    ) -> Result<(), Status> {
+        scoring::normalize(&state.score, scores);
+        Ok(())
     }
 }
 
