@@ -96,6 +96,13 @@ NR = UPSTREAM + "framework/plugins/noderesources/"
 #                   int(100.0 * ((s - min) / (max - min))) in float64; PreScore Skip when nothing was
 #                   added, or with ignorePreferredTermsOfExistingPods and no preferred term of the pod's
 #                   (interpodaffinity/scoring.go, plugin.go)
+#   PodTopologySpread pod_topology_spread_scores: the pod's ScheduleAnyway constraints; a feasible node
+#                   lacking a constraint's key is ignored (0, out of min/max); per constraint, matching pods
+#                   (same namespace, not terminating; `{}` counts none) of every snapshot node the inclusion
+#                   policies admit, summed per domain of the feasible nodes (kubernetes.io/hostname: the
+#                   node's own pods, no policy); sum of cnt * ln(domains + 2) + maxSkew - 1, math.Round;
+#                   100 * (max + min - s) / max, all 100 when max is 0; PreScore Skip without a
+#                   ScheduleAnyway constraint (podtopologyspread/scoring.go, common.go)
 
 CASES = []
 
@@ -105,9 +112,12 @@ def uid(*parts):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "sift-simulate/" + "/".join(parts)))
 
 
-def node(name, alloc, labels=None, taints=None, unschedulable=False, images=None):
-    """images: status.images, [(names, sizeBytes)] (left out when None)."""
-    l = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+def node(name, alloc, labels=None, taints=None, unschedulable=False, images=None, hostname=True):
+    """images: status.images, [(names, sizeBytes)] (left out when None);
+    hostname: False leaves out the kubernetes.io/hostname label (for a
+    node that lacks it on purpose)."""
+    l = {"kubernetes.io/hostname": name} if hostname else {}
+    l.update({"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"})
     l.update(labels or {})
     alloc = dict(alloc)
     alloc.setdefault("pods", "110")
@@ -1452,6 +1462,331 @@ case(G, "namespaces: a {} namespaceSelector covers every namespace, a list only 
            "names replace the pod's own): z2 2, the db pod in shop does not count. Weight 1 for cache pods "
            "in the pod's own namespace shop: z3 1, the cache pod in other does not count. Raw 4, 2, 1; "
            "100 * 1 / 3 = 33.")
+
+# ===================================================== PodTopologySpread (scoring)
+G = "PodTopologySpread"
+F = UPSTREAM + "framework/plugins/podtopologyspread/scoring_test.go"
+PTS_SRC = UPSTREAM + "framework/plugins/podtopologyspread/scoring.go"
+PTS = cfg([("PodTopologySpread", 1)])
+PTS_ALLOC = {"cpu": "4", "memory": "8Gi"}
+HOSTNAME = "kubernetes.io/hostname"
+FOO_SEL = {"matchExpressions": [expr("foo", "Exists")]}  # the test package's fooSelector
+BAR_SEL = {"matchExpressions": [expr("bar", "Exists")]}  # barSelector
+NO_SEL = None  # SpreadConstraint(..., nil, ...): labelSelector left out
+# filtering_test.go's `taints`, shared by the package's tests
+UNSCHED_TAINT = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+FOO = {"foo": ""}
+BAR = {"bar": ""}
+FOOBAR = {"foo": "", "bar": ""}
+
+
+def soft(skew, key, selector, min_domains=None, affinity_policy=None, taints_policy=None,
+         match_label_keys=None, when="ScheduleAnyway"):
+    """A topologySpreadConstraint (st.PodWrapper.SpreadConstraint's
+    arguments); selector None leaves labelSelector out."""
+    c = {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when}
+    if selector is not None:
+        c["labelSelector"] = selector
+    if min_domains is not None:
+        c["minDomains"] = min_domains
+    if affinity_policy is not None:
+        c["nodeAffinityPolicy"] = affinity_policy
+    if taints_policy is not None:
+        c["nodeTaintsPolicy"] = taints_policy
+    if match_label_keys is not None:
+        c["matchLabelKeys"] = list(match_label_keys)
+    return c
+
+
+def pts_node(name, labels, failed=False, taints=None):
+    """An upstream node given exactly by its labels: kubernetes.io/hostname
+    only when the row sets it (node() would add it), plus node()'s os/arch
+    labels, which no row's keys read. failed: one of the row's failedNodes
+    (in the snapshot, not passed to PreScore), here cordoned and removed by
+    the NodeUnschedulable filter."""
+    n = node(name, PTS_ALLOC, labels=labels, taints=taints, unschedulable=failed,
+             hostname=HOSTNAME in labels)
+    assert n["metadata"]["labels"].get(HOSTNAME, name) == name, name
+    return n
+
+
+def host(name, **more):
+    return dict({HOSTNAME: name}, **more)
+
+
+TERMINATING = "terminating"
+
+
+def bound(spec):
+    """Existing pods from [(name, node, labels[, namespace][, TERMINATING])]:
+    bound pods with one zero-request container; TERMINATING sets
+    metadata.deletionTimestamp (st.PodWrapper.Terminating), with the
+    deletionGracePeriodSeconds the API server records along with it."""
+    out = []
+    for name, n, labels, *rest in spec:
+        ns = next((r for r in rest if r != TERMINATING), "default")
+        p = pod(name, ZERO, node=n, labels=labels, ns=ns)
+        if TERMINATING in rest:
+            p["metadata"]["deletionTimestamp"] = "2025-01-01T01:00:00Z"
+            p["metadata"]["deletionGracePeriodSeconds"] = 30
+        out.append(p)
+    return out
+
+
+def spread_pod(labels, *constraints, **kw):
+    return pod("p", ZERO, labels=labels, spread=list(constraints), **kw)
+
+
+# TestPodTopologySpreadScore, read in jpbetz/kubernetes@2b17d985f747 (a fork
+# of master that has the fwk. / tf.BuildNodeInfos / TopologyValueToPodCounts
+# version; kubernetes/kubernetes's own stored copy, 38f68d59a73f, is the
+# TopologyPairToPodCounts one just before it; the two tables agree row for row,
+# names and expected scores). The test builds the plugin with
+# DefaultingType: SystemDefaulting (the v1 default, so the cases carry no
+# pluginConfig); for a pod with constraints of its own that only sets
+# requireAllTopologies, which is true either way. Its rows run with the
+# NodeInclusionPolicy and MatchLabelKeys gates as each row sets them; both
+# are on in v1.36 (the first GA), and the rows that leave them off do not
+# depend on them, except "matchLabelKeys ignored when feature gate disabled"
+# (see the derived case below).
+#
+# Upstream scores a row's `nodes` and puts `failedNodes` only in the
+# snapshot; here every node runs no filter (`filters: []`, as the other
+# scoring ports) except where a row has failedNodes: those nodes are
+# cordoned and the case runs NodeUnschedulable alone, which removes exactly
+# them. Existing pods are bound pods (no containers upstream: one container
+# with explicit zero requests here); the incoming pod is "p" with zero
+# requests. Node labels are upstream's; node() adds kubernetes.io/os and
+# kubernetes.io/arch, which no constraint reads, and kubernetes.io/hostname
+# only where upstream has it.
+#
+# Not ported (await the default spread, i.e. objects support: Services,
+# ReplicaSets, StatefulSets, ReplicationControllers selecting the pod):
+#   "system defaulting, nodes don't have zone, pods match service"
+PTS_ROWS = [
+    # (sub, pod, existing pods, nodes, upstream scores, notes)
+    ("one constraint on node, no existing pods",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)), [],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 100},
+     "Every count is 0: the highest raw score is 0, so every node gets 100 (a tie)."),
+    ("one constraint on node, only one node is candidate",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"), failed=True)],
+     {"node-a": 100},
+     "node-b is a failed node (cordoned here). node-a alone is feasible: raw 2 * ln 3 = 2.2 -> 2, which "
+     "is both min and max: 100 * (2 + 2 - 2) / 2 = 100. With one feasible node the pod binds unscored."),
+    ("one constraint on node, all nodes have the same number of matching pods",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 100},
+     "Both raw 1 * ln 4 = 1.39 -> 1: min = max, 100 each (a tie)."),
+    ("one constraint on node, all 4 nodes are candidates",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-d1", "node-d", FOO), ("p-d2", "node-d", FOO), ("p-d3", "node-d", FOO)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0},
+     "Counts 2/1/0/3, weight ln 6 = 1.79: raw 4, 2, 0, 5; 100 * (5 + 0 - s) / 5."),
+    ("one constraint on node, null selector",
+     spread_pod(FOO, soft(1, HOSTNAME, NO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-d1", "node-d", FOO), ("p-d2", "node-d", FOO), ("p-d3", "node-d", FOO)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100},
+     "No labelSelector: LabelSelectorAsSelector(nil) selects nothing, every count is 0, 100 each (a tie)."),
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=2",
+     spread_pod(FOO, soft(2, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-d1", "node-d", FOO), ("p-d2", "node-d", FOO), ("p-d3", "node-d", FOO)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 33, "node-b": 66, "node-c": 100, "node-d": 16},
+     "As the maxSkew=1 row plus maxSkew - 1 = 1 on every node: raw 5, 3, 1, 6; 100 * (7 - s) / 6."),
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=3",
+     spread_pod(FOO, soft(3, HOSTNAME, FOO_SEL)),
+     [(f"p-{n}{i}", f"node-{n}", FOO) for n, k in (("a", 4), ("b", 3), ("c", 2), ("d", 1))
+      for i in range(1, k + 1)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
+     "Counts 4/3/2/1 times ln 6 plus 2: raw 9, 7, 6, 4; 100 * (13 - s) / 9."),
+    ("one constraint on node, 3 out of 4 nodes are candidates",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-a3", "node-a", FOO), ("p-a4", "node-a", FOO),
+      ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO), ("p-x1", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b")),
+      pts_node("node-x", host("node-x")), pts_node("node-y", host("node-y"), failed=True)],
+     {"node-a": 33, "node-b": 83, "node-x": 100},
+     "node-y is a failed node. Weight ln(3 + 2) = 1.61: raw 6, 3, 2; 100 * (8 - s) / 6."),
+    ("one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-a3", "node-a", FOO), ("p-a4", "node-a", FOO),
+      ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO), ("p-x1", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", {"n": "node-b"}),
+      pts_node("node-x", host("node-x")), pts_node("node-y", host("node-y"), failed=True)],
+     {"node-a": 16, "node-b": 0, "node-x": 100},
+     "node-b has no kubernetes.io/hostname label (only n=node-b; the case leaves the label out): it is "
+     "ignored, scores 0 and leaves the normalization. Weight ln(2 + 2): raw node-a 6, node-x 1; "
+     "100 * (7 - s) / 6. With the label node-b would count and node-a get 33."),
+    ("one constraint on zone, 3 out of 4 nodes are candidates",
+     spread_pod(FOO, soft(1, "zone", FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-a3", "node-a", FOO), ("p-a4", "node-a", FOO),
+      ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO), ("p-x1", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")),
+      pts_node("node-y", host("node-y", zone="zone2"), failed=True)],
+     {"node-a": 75, "node-b": 75, "node-x": 100},
+     "The failed node-y's pods count for zone2: zone1 6, zone2 4; weight ln 4: raw 8, 8, 6; "
+     "100 * (14 - s) / 8."),
+    ("two Constraints on zone and node, 2 out of 4 nodes are candidates",
+     spread_pod(FOO, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-x1", "node-x", FOO), ("p-x2", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO), ("p-y4", "node-y", FOO)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-x", host("node-x", zone="zone2")),
+      pts_node("node-b", host("node-b", zone="zone1"), failed=True),
+      pts_node("node-y", host("node-y", zone="zone2"), failed=True)],
+     {"node-a": 100, "node-x": 63},
+     "zone1 3 and zone2 6 (the failed nodes count), hosts 2 and 2, both weights ln 4: raw 7 and 11; "
+     "100 * (18 - s) / 11."),
+    ("two Constraints on zone, 2 out of 4 nodes are candidates",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, "zone", BAR_SEL)),
+     [("p-a1", "node-a", FOOBAR), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOOBAR),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOOBAR), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", {"zone": "zone1"}), pts_node("node-x", {"zone": "zone2"}),
+      pts_node("node-b", {"zone": "zone1"}, failed=True), pts_node("node-y", {"zone": "zone2"}, failed=True)],
+     {"node-a": 85, "node-x": 100},
+     "Upstream's nodes have only a zone label (here no hostname label either). foo: zone1 3, zone2 3; "
+     "bar: zone1 2, zone2 1; weight ln 4: raw 7 and 6; 100 * (13 - s) / 7."),
+    ("two Constraints on zone and node, with different labelSelectors",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, BAR_SEL)),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-y", FOO), ("p-y2", "node-y", BAR)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")), pts_node("node-y", host("node-y", zone="zone2"))],
+     {"node-a": 60, "node-b": 20, "node-x": 100, "node-y": 60},
+     "foo per zone 2/2/1/1 (weight ln 4), bar per host 0/1/0/1 (weight ln 6): raw 3, 5, 1, 3; "
+     "100 * (6 - s) / 5."),
+    ("two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, BAR_SEL)),
+     [("p-b1", "node-b", BAR), ("p-x1", "node-x", FOO), ("p-y1", "node-y", FOOBAR)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")), pts_node("node-y", host("node-y", zone="zone2"))],
+     {"node-a": 100, "node-b": 60, "node-x": 40, "node-y": 0},
+     "foo per zone 0/0/2/2, bar per host 0/1/0/1: raw 0, 2, 3, 5; 100 * (5 - s) / 5."),
+    ("two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are candidates",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, BAR_SEL)),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-y", FOO), ("p-y2", "node-y", BAR)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")),
+      pts_node("node-y", host("node-y", zone="zone2"), failed=True)],
+     {"node-a": 50, "node-b": 25, "node-x": 100},
+     "foo per zone 2/2/1 (node-y's pod counts for zone2), bar per host 0/1/0 (weight ln 5): raw 3, 4, 1; "
+     "100 * (5 - s) / 4."),
+    ("existing pods in a different namespace do not count",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO, "ns1"), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 33},
+     "p-a1 is in namespace ns1, the incoming pod in default: counts 1 and 2, weight ln 4: raw 1 and 3; "
+     "100 * (4 - s) / 3."),
+    ("terminating Pods should be excluded",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a", "node-a", FOO, TERMINATING), ("p-b", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 0},
+     "p-a has metadata.deletionTimestamp (and deletionGracePeriodSeconds 30): not counted. Raw 0 and 1."),
+    ("minDomains has no effect when ScheduleAnyway",
+     spread_pod(FOO, soft(2, "node", FOO_SEL, min_domains=10)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO),
+      ("p-c1", "node-c", FOO)],
+     [pts_node(n, {"node": n}) for n in ("node-a", "node-b", "node-c")],
+     {"node-a": 75, "node-b": 75, "node-c": 100},
+     "Upstream calls the row artificial: API validation rejects minDomains with ScheduleAnyway; the case "
+     "carries it as upstream does. Key `node` (not the hostname label), weight ln 5, plus 1 for maxSkew 2: "
+     "raw 4, 4, 3; 100 * (7 - s) / 4."),
+    ("NodeAffinityPolicy honoed with labelSelectors",
+     spread_pod(FOO, soft(1, "node", FOO_SEL), node_selector={"foo": ""}),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 0, "node-b": 33, "node-c": 100},
+     "Upstream's subtest name says \"honoed\". No filter runs, so node-c, which the pod's nodeSelector "
+     "rejects, is scored; with nodeAffinityPolicy Honor (the default) its pod is not counted. Weight ln 5: "
+     "raw 3, 2, 0; 100 * (3 - s) / 3."),
+    ("NodeAffinityPolicy ignored with labelSelectors",
+     spread_pod(FOO, soft(1, "node", FOO_SEL, affinity_policy="Ignore"), node_selector={"foo": ""}),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 66, "node-b": 100, "node-c": 100},
+     "nodeAffinityPolicy Ignore: node-c's pod counts. Raw 3, 2, 2; 100 * (5 - s) / 3 (node-b and node-c tie)."),
+    ("NodeAffinityPolicy honoed with nodeAffinity",
+     spread_pod(FOO, soft(1, "node", FOO_SEL),
+                affinity=node_aff(required=[{"matchExpressions": [expr("foo", "In", "")]}])),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 0, "node-b": 33, "node-c": 100},
+     "Upstream's subtest name says \"honoed\". As the nodeSelector row, with required node affinity "
+     "foo In [\"\"]."),
+    ("NodeAffinityPolicy ignored with nodeAffinity",
+     spread_pod(FOO, soft(1, "node", FOO_SEL, affinity_policy="Ignore"),
+                affinity=node_aff(required=[{"matchExpressions": [expr("foo", "In", "")]}])),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 66, "node-b": 100, "node-c": 100},
+     "As the nodeSelector row with Ignore (node-b and node-c tie)."),
+    ("NodeTaintsPolicy honored",
+     spread_pod(FOO, soft(1, "node", FOO_SEL, taints_policy="Honor")),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a"}), pts_node("node-b", {"node": "node-b"}),
+      pts_node("node-c", {"node": "node-c"}, taints=UNSCHED_TAINT)],
+     {"node-a": 0, "node-b": 33, "node-c": 100},
+     "node-c has the untolerated taint node.kubernetes.io/unschedulable:NoSchedule; no filter runs, so it "
+     "is scored, and with nodeTaintsPolicy Honor its pod is not counted: raw 3, 2, 0."),
+    ("NodeTaintsPolicy ignored",
+     spread_pod(FOO, soft(1, "node", FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a"}), pts_node("node-b", {"node": "node-b"}),
+      pts_node("node-c", {"node": "node-c"}, taints=UNSCHED_TAINT)],
+     {"node-a": 66, "node-b": 100, "node-c": 100},
+     "nodeTaintsPolicy Ignore (the default): node-c's pod counts. Raw 3, 2, 2 (node-b and node-c tie)."),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
+     spread_pod(FOOBAR, soft(1, "zone", {}, match_label_keys=["foo"]),
+                soft(1, HOSTNAME, {}, match_label_keys=["bar"])),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-c", FOO), ("p-y2", "node-c", BAR)],
+     [pts_node(n, host(n, zone=z)) for n, z in (("node-a", "zone1"), ("node-b", "zone1"),
+                                                 ("node-c", "zone2"), ("node-d", "zone2"))],
+     {"node-a": 60, "node-b": 20, "node-c": 60, "node-d": 100},
+     "The `{}` selectors become foo=\"\" and bar=\"\" with the pod's values for the keys, so they are no "
+     "longer empty and count: foo per zone 2/2/1/1, bar per host 0/1/1/0; raw 3, 5, 3, 1; "
+     "100 * (6 - s) / 5."),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
+     spread_pod({"foo": "", "bar": "", "baz": ""}, soft(1, "zone", FOO_SEL),
+                soft(1, HOSTNAME, BAR_SEL, match_label_keys=["baz"])),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", {"foo": "", "bar": "", "baz": ""}),
+      ("p-c1", "node-c", FOO), ("p-c2", "node-c", BAR), ("p-d3", "node-c", {"bar": "", "baz": ""})],
+     [pts_node(n, host(n, zone=z)) for n, z in (("node-a", "zone1"), ("node-b", "zone1"),
+                                                 ("node-c", "zone2"), ("node-d", "zone2"))],
+     {"node-a": 60, "node-b": 20, "node-c": 60, "node-d": 100},
+     "The hostname constraint counts bar pods with baz=\"\" only: 0/1/1/0 (p-c2 has no baz); foo per zone "
+     "2/2/1/1; raw 3, 5, 3, 1."),
+]
+
+for sub, incoming, existing, nodes, want, notes in PTS_ROWS:
+    failed = any(n["spec"].get("unschedulable") for n in nodes)
+    top = max(want.values())
+    best = [n for n, v in want.items() if v == top]
+    case(G, sub, (f"TestPodTopologySpreadScore/{sub}", F),
+         nodes, [incoming], pods=bound(existing),
+         config=PTS, filters=["NodeUnschedulable"] if failed else [],
+         binds={"default/p": best[0]} if len(best) == 1 else {}, upstream=want, ties=len(best) > 1,
+         notes=notes)
 
 # ===================================================== PrioritySort
 G = "PrioritySort"
