@@ -1788,6 +1788,84 @@ for sub, incoming, existing, nodes, want, notes in PTS_ROWS:
          binds={"default/p": best[0]} if len(best) == 1 else {}, upstream=want, ties=len(best) > 1,
          notes=notes)
 
+WEB = {"app": "web"}
+WEB_SEL = {"matchLabels": {"app": "web"}}
+
+case(G, "matchLabelKeys with the gate on: upstream's \"ignored when feature gate disabled\" row",
+     ("sift-derived: TestPodTopologySpreadScore/matchLabelKeys ignored when feature gate disabled, run with "
+      "MatchLabelKeysInPodTopologySpread on (its default since v1.27); common.go filterTopologySpreadConstraints",
+      F),
+     [pts_node(n, host(n, zone=z)) for n, z in (("node-a", "zone1"), ("node-b", "zone1"),
+                                                 ("node-c", "zone2"), ("node-d", "zone2"))],
+     [spread_pod({"foo": "", "bar": "", "baz": ""}, soft(1, "zone", FOO_SEL, match_label_keys=["baz"]),
+                 soft(1, HOSTNAME, BAR_SEL, match_label_keys=["baz"]))],
+     pods=bound([("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-c", FOO),
+                 ("p-y2", "node-c", BAR)]),
+     config=PTS, filters=[], upstream={"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100}, ties=True,
+     notes="Upstream runs this row with the gate off and expects node-a=60, node-b=20, node-c=60, node-d=100 "
+           "(the keys ignored). sift has no such gate: the pod's baz=\"\" joins both selectors, no existing "
+           "pod has baz, every count is 0 and every node gets 100 (a tie).")
+
+case(G, "an empty {} labelSelector counts no pod",
+     ("sift-derived: countPodsMatchSelector returns 0 for an empty selector (common.go)", F),
+     [pts_node(n, host(n, **{ZONE: z})) for n, z in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"))],
+     [spread_pod(FOO, soft(1, ZONE, {}), soft(1, HOSTNAME, FOO_SEL))],
+     pods=bound([("web-1", "node-a", WEB), ("web-2", "node-a", WEB), ("web-3", "node-a", WEB),
+                 ("foo-a", "node-a", FOO), ("foo-c", "node-c", FOO)]),
+     config=PTS, filters=[], binds={"default/p": "node-b"},
+     upstream={"node-a": 0, "node-b": 100, "node-c": 0},
+     notes="The zone constraint's labelSelector is {}: LabelSelectorAsSelector makes it the selector that "
+           "matches everything, whose Empty() is true, and countPodsMatchSelector counts 0 for it (no "
+           "matchLabelKeys here to fill it). So only the hostname constraint (foo Exists, weight ln 5) "
+           "weighs: foo pods 1/0/1, raw 2, 0, 2. Counting every pod for {} would give zone z1 4 and z2 1 "
+           "(weight ln 4) and send the pod to node-c.")
+
+case(G, "a DoNotSchedule constraint is not scored, and its key is not required",
+     ("sift-derived: initPreScoreState keeps only the ScheduleAnyway constraints "
+      "(filterTopologySpreadConstraints); requireAllTopologies checks their keys", PTS_SRC),
+     [pts_node("node-a", host("node-a", **{ZONE: "z1"})), pts_node("node-b", host("node-b", **{ZONE: "z1"})),
+      pts_node("node-c", host("node-c"))],
+     [spread_pod(WEB, soft(1, ZONE, WEB_SEL, when="DoNotSchedule"), soft(1, HOSTNAME, WEB_SEL))],
+     pods=bound([("web-1", "node-a", WEB), ("web-2", "node-b", WEB), ("web-3", "node-b", WEB)]),
+     config=PTS, filters=[], binds={"default/p": "node-c"},
+     upstream={"node-a": 33, "node-b": 0, "node-c": 100},
+     notes="Only the hostname constraint is scored (weight ln 5): web pods 1/2/0, raw 2, 3, 0; 100 * (3 - s) / 3. "
+           "node-c has no zone label, but zone is the key of the DoNotSchedule constraint only, so node-c is "
+           "not ignored. (No filter runs, so the hard constraint does not reject anything here either.) "
+           "Requiring the zone key would ignore node-c and send the pod to node-a.")
+
+case(G, "a hostname constraint counts the node's own pods whatever the inclusion policies",
+     ("sift-derived: Score counts kubernetes.io/hostname per node with countPodsMatchSelector, "
+      "without matchNodeInclusionPolicies (scoring.go)", PTS_SRC),
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b")),
+      pts_node("node-c", host("node-c"), taints=UNSCHED_TAINT)],
+     [spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL, taints_policy="Honor"))],
+     pods=bound([("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+                 ("p-c1", "node-c", FOO), ("p-c2", "node-c", FOO), ("p-c3", "node-c", FOO)]),
+     config=PTS, filters=[], binds={"default/p": "node-b"},
+     upstream={"node-a": 80, "node-b": 100, "node-c": 40},
+     notes="nodeTaintsPolicy Honor and node-c has an untolerated NoSchedule taint, but no filter runs, so "
+           "node-c is scored. PreScore skips it for a zone-like key; for kubernetes.io/hostname nothing is "
+           "counted in PreScore, and Score counts each node's own pods with no policy check: 2/1/3, weight "
+           "ln 5, raw 3, 2, 5; 100 * (7 - s) / 5. Applying the policy there would count node-c as 0 and send "
+           "the pod to node-c. (With the default filters TaintToleration would reject node-c first.)")
+
+case(G, "sequence: three replicas spread over zones and hosts as each is assumed",
+     ("sift-derived: PodTopologySpread PreScore reads the snapshot, which holds the pods assumed by earlier "
+      "cycles (schedule_one.go assume)", PTS_SRC),
+     [pts_node(n, host(n, **{ZONE: z})) for n, z in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"),
+                                                      ("node-d", "z2"), ("node-e", "z3"))],
+     [pod(f"web-{i}", ZERO, labels=WEB, spread=[soft(2, ZONE, WEB_SEL), soft(1, HOSTNAME, WEB_SEL)])
+      for i in (1, 2, 3)],
+     pods=bound([("old-a1", "node-a", WEB), ("old-a2", "node-a", WEB), ("old-c1", "node-c", WEB)]),
+     config=PTS, filters=[],
+     binds={"default/web-1": "node-e", "default/web-2": "node-d", "default/web-3": "node-b"},
+     upstream={"node-a": 12, "node-b": 62, "node-c": 50, "node-d": 75, "node-e": 100},
+     notes="Zone maxSkew 2 (weight ln 5, plus 1), hostname maxSkew 1 (weight ln 7). web-1: zones 2/1/0, hosts "
+           "2/0/1/0/0: raw 8, 4, 5, 3, 1 -> node-e. web-2 sees web-1 on node-e (z3 1): node-e raw 5, "
+           "node-d 3 is lowest -> node-d (100 * (11 - 3) / 8). web-3: z2 now 2, node-c and node-d raw 6, "
+           "node-e 5, node-a 8, node-b 4 -> node-b.")
+
 # ===================================================== PrioritySort
 G = "PrioritySort"
 F = "queuesort/priority_sort_test.go"
