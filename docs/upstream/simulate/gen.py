@@ -1544,11 +1544,15 @@ def spread_pod(labels, *constraints, **kw):
 # names and expected scores). The test builds the plugin with
 # DefaultingType: SystemDefaulting (the v1 default, so the cases carry no
 # pluginConfig); for a pod with constraints of its own that only sets
-# requireAllTopologies, which is true either way. Its rows run with the
-# NodeInclusionPolicy and MatchLabelKeys gates as each row sets them; both
-# are on in v1.36 (the first GA), and the rows that leave them off do not
-# depend on them, except "matchLabelKeys ignored when feature gate disabled"
-# (see the derived case below).
+# requireAllTopologies, which is true either way. Each row sets the plugin's
+# NodeInclusionPolicy and MatchLabelKeys switches itself (off unless the row
+# turns them on); in a v1.36 scheduler both are on
+# (NodeInclusionPolicyInPodTopologySpread GA and locked since v1.33,
+# MatchLabelKeysInPodTopologySpread beta and on by default since v1.27), as
+# in sift. The rows that leave them off do not depend on them (no
+# nodeSelector, affinity, policy or matchLabelKeys), except "matchLabelKeys
+# ignored when feature gate disabled", which is not ported as is: see the
+# derived case after the table.
 #
 # Upstream scores a row's `nodes` and puts `failedNodes` only in the
 # snapshot; here every node runs no filter (`filters: []`, as the other
@@ -1563,6 +1567,8 @@ def spread_pod(labels, *constraints, **kw):
 # Not ported (await the default spread, i.e. objects support: Services,
 # ReplicaSets, StatefulSets, ReplicationControllers selecting the pod):
 #   "system defaulting, nodes don't have zone, pods match service"
+# Not ported as is (the gate is on here; derived case below):
+#   "matchLabelKeys ignored when feature gate disabled"
 PTS_ROWS = [
     # (sub, pod, existing pods, nodes, upstream scores, notes)
     ("one constraint on node, no existing pods",
