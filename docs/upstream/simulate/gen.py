@@ -1540,8 +1540,10 @@ def spread_pod(labels, *constraints, **kw):
 # TestPodTopologySpreadScore, read in jpbetz/kubernetes@2b17d985f747 (a fork
 # of master that has the fwk. / tf.BuildNodeInfos / TopologyValueToPodCounts
 # version; kubernetes/kubernetes's own stored copy, 38f68d59a73f, is the
-# TopologyPairToPodCounts one just before it; the two tables agree row for row,
-# names and expected scores). The test builds the plugin with
+# TopologyPairToPodCounts one just before it; compared there, the first
+# eleven rows, the last three and the test's loop agree in names, objects and
+# expected scores; the rows between were read in the fork only). The test
+# builds the plugin with
 # DefaultingType: SystemDefaulting (the v1 default, so the cases carry no
 # pluginConfig); for a pod with constraints of its own that only sets
 # requireAllTopologies, which is true either way. Each row sets the plugin's
