@@ -96,6 +96,13 @@ NR = UPSTREAM + "framework/plugins/noderesources/"
 #                   int(100.0 * ((s - min) / (max - min))) in float64; PreScore Skip when nothing was
 #                   added, or with ignorePreferredTermsOfExistingPods and no preferred term of the pod's
 #                   (interpodaffinity/scoring.go, plugin.go)
+#   PodTopologySpread pod_topology_spread_scores: the pod's ScheduleAnyway constraints; a feasible node
+#                   lacking a constraint's key is ignored (0, out of min/max); per constraint, matching pods
+#                   (same namespace, not terminating; `{}` counts none) of every snapshot node the inclusion
+#                   policies admit, summed per domain of the feasible nodes (kubernetes.io/hostname: the
+#                   node's own pods, no policy); sum of cnt * ln(domains + 2) + maxSkew - 1, math.Round;
+#                   100 * (max + min - s) / max, all 100 when max is 0; PreScore Skip without a
+#                   ScheduleAnyway constraint (podtopologyspread/scoring.go, common.go)
 
 CASES = []
 
@@ -105,9 +112,12 @@ def uid(*parts):
     return str(uuid.uuid5(uuid.NAMESPACE_URL, "sift-simulate/" + "/".join(parts)))
 
 
-def node(name, alloc, labels=None, taints=None, unschedulable=False, images=None):
-    """images: status.images, [(names, sizeBytes)] (left out when None)."""
-    l = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}
+def node(name, alloc, labels=None, taints=None, unschedulable=False, images=None, hostname=True):
+    """images: status.images, [(names, sizeBytes)] (left out when None);
+    hostname: False leaves out the kubernetes.io/hostname label (for a
+    node that lacks it on purpose)."""
+    l = {"kubernetes.io/hostname": name} if hostname else {}
+    l.update({"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"})
     l.update(labels or {})
     alloc = dict(alloc)
     alloc.setdefault("pods", "110")
@@ -1452,6 +1462,417 @@ case(G, "namespaces: a {} namespaceSelector covers every namespace, a list only 
            "names replace the pod's own): z2 2, the db pod in shop does not count. Weight 1 for cache pods "
            "in the pod's own namespace shop: z3 1, the cache pod in other does not count. Raw 4, 2, 1; "
            "100 * 1 / 3 = 33.")
+
+# ===================================================== PodTopologySpread (scoring)
+G = "PodTopologySpread"
+F = UPSTREAM + "framework/plugins/podtopologyspread/scoring_test.go"
+PTS_SRC = UPSTREAM + "framework/plugins/podtopologyspread/scoring.go"
+PTS = cfg([("PodTopologySpread", 1)])
+PTS_ALLOC = {"cpu": "4", "memory": "8Gi"}
+HOSTNAME = "kubernetes.io/hostname"
+FOO_SEL = {"matchExpressions": [expr("foo", "Exists")]}  # the test package's fooSelector
+BAR_SEL = {"matchExpressions": [expr("bar", "Exists")]}  # barSelector
+NO_SEL = None  # SpreadConstraint(..., nil, ...): labelSelector left out
+# filtering_test.go's `taints`, shared by the package's tests
+UNSCHED_TAINT = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+FOO = {"foo": ""}
+BAR = {"bar": ""}
+FOOBAR = {"foo": "", "bar": ""}
+
+
+def soft(skew, key, selector, min_domains=None, affinity_policy=None, taints_policy=None,
+         match_label_keys=None, when="ScheduleAnyway"):
+    """A topologySpreadConstraint (st.PodWrapper.SpreadConstraint's
+    arguments); selector None leaves labelSelector out."""
+    c = {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when}
+    if selector is not None:
+        c["labelSelector"] = selector
+    if min_domains is not None:
+        c["minDomains"] = min_domains
+    if affinity_policy is not None:
+        c["nodeAffinityPolicy"] = affinity_policy
+    if taints_policy is not None:
+        c["nodeTaintsPolicy"] = taints_policy
+    if match_label_keys is not None:
+        c["matchLabelKeys"] = list(match_label_keys)
+    return c
+
+
+def pts_node(name, labels, failed=False, taints=None):
+    """An upstream node given exactly by its labels: kubernetes.io/hostname
+    only when the row sets it (node() would add it), plus node()'s os/arch
+    labels, which no row's keys read. failed: one of the row's failedNodes
+    (in the snapshot, not passed to PreScore), here cordoned and removed by
+    the NodeUnschedulable filter."""
+    n = node(name, PTS_ALLOC, labels=labels, taints=taints, unschedulable=failed,
+             hostname=HOSTNAME in labels)
+    assert n["metadata"]["labels"].get(HOSTNAME, name) == name, name
+    return n
+
+
+def host(name, **more):
+    return dict({HOSTNAME: name}, **more)
+
+
+TERMINATING = "terminating"
+
+
+def bound(spec):
+    """Existing pods from [(name, node, labels[, namespace][, TERMINATING])]:
+    bound pods with one zero-request container; TERMINATING sets
+    metadata.deletionTimestamp (st.PodWrapper.Terminating), with the
+    deletionGracePeriodSeconds the API server records along with it."""
+    out = []
+    for name, n, labels, *rest in spec:
+        ns = next((r for r in rest if r != TERMINATING), "default")
+        p = pod(name, ZERO, node=n, labels=labels, ns=ns)
+        if TERMINATING in rest:
+            p["metadata"]["deletionTimestamp"] = "2025-01-01T01:00:00Z"
+            p["metadata"]["deletionGracePeriodSeconds"] = 30
+        out.append(p)
+    return out
+
+
+def spread_pod(labels, *constraints, **kw):
+    return pod("p", ZERO, labels=labels, spread=list(constraints), **kw)
+
+
+# TestPodTopologySpreadScore, read in jpbetz/kubernetes@2b17d985f747 (a fork
+# of master that has the fwk. / tf.BuildNodeInfos / TopologyValueToPodCounts
+# version; kubernetes/kubernetes's own stored copy, 38f68d59a73f, is the
+# TopologyPairToPodCounts one just before it; compared there, the first
+# eleven rows, the last three and the test's loop agree in names, objects and
+# expected scores; the rows between were read in the fork only). The test
+# builds the plugin with
+# DefaultingType: SystemDefaulting (the v1 default, so the cases carry no
+# pluginConfig); for a pod with constraints of its own that only sets
+# requireAllTopologies, which is true either way. Each row sets the plugin's
+# NodeInclusionPolicy and MatchLabelKeys switches itself (off unless the row
+# turns them on); in a v1.36 scheduler both are on
+# (NodeInclusionPolicyInPodTopologySpread GA and locked since v1.33,
+# MatchLabelKeysInPodTopologySpread beta and on by default since v1.27), as
+# in sift. The rows that leave them off do not depend on them (no
+# nodeSelector, affinity, policy or matchLabelKeys), except "matchLabelKeys
+# ignored when feature gate disabled", which is not ported as is: see the
+# derived case after the table.
+#
+# Upstream scores a row's `nodes` and puts `failedNodes` only in the
+# snapshot; here every node runs no filter (`filters: []`, as the other
+# scoring ports) except where a row has failedNodes: those nodes are
+# cordoned and the case runs NodeUnschedulable alone, which removes exactly
+# them. Existing pods are bound pods (no containers upstream: one container
+# with explicit zero requests here); the incoming pod is "p" with zero
+# requests. Node labels are upstream's; node() adds kubernetes.io/os and
+# kubernetes.io/arch, which no constraint reads, and kubernetes.io/hostname
+# only where upstream has it.
+#
+# Not ported (await the default spread, i.e. objects support: Services,
+# ReplicaSets, StatefulSets, ReplicationControllers selecting the pod):
+#   "system defaulting, nodes don't have zone, pods match service"
+# Not ported as is (the gate is on here; derived case below):
+#   "matchLabelKeys ignored when feature gate disabled"
+PTS_ROWS = [
+    # (sub, pod, existing pods, nodes, upstream scores, notes)
+    ("one constraint on node, no existing pods",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)), [],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 100},
+     "Every count is 0: the highest raw score is 0, so every node gets 100 (a tie)."),
+    ("one constraint on node, only one node is candidate",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"), failed=True)],
+     {"node-a": 100},
+     "node-b is a failed node (cordoned here). node-a alone is feasible: raw 2 * ln 3 = 2.2 -> 2, which "
+     "is both min and max: 100 * (2 + 2 - 2) / 2 = 100. With one feasible node the pod binds unscored."),
+    ("one constraint on node, all nodes have the same number of matching pods",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 100},
+     "Both raw 1 * ln 4 = 1.39 -> 1: min = max, 100 each (a tie)."),
+    ("one constraint on node, all 4 nodes are candidates",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-d1", "node-d", FOO), ("p-d2", "node-d", FOO), ("p-d3", "node-d", FOO)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 20, "node-b": 60, "node-c": 100, "node-d": 0},
+     "Counts 2/1/0/3, weight ln 6 = 1.79: raw 4, 2, 0, 5; 100 * (5 + 0 - s) / 5."),
+    ("one constraint on node, null selector",
+     spread_pod(FOO, soft(1, HOSTNAME, NO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-d1", "node-d", FOO), ("p-d2", "node-d", FOO), ("p-d3", "node-d", FOO)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100},
+     "No labelSelector: LabelSelectorAsSelector(nil) selects nothing, every count is 0, 100 each (a tie)."),
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=2",
+     spread_pod(FOO, soft(2, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-d1", "node-d", FOO), ("p-d2", "node-d", FOO), ("p-d3", "node-d", FOO)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 33, "node-b": 66, "node-c": 100, "node-d": 16},
+     "As the maxSkew=1 row plus maxSkew - 1 = 1 on every node: raw 5, 3, 1, 6; 100 * (7 - s) / 6."),
+    ("one constraint on node, all 4 nodes are candidates, maxSkew=3",
+     spread_pod(FOO, soft(3, HOSTNAME, FOO_SEL)),
+     [(f"p-{n}{i}", f"node-{n}", FOO) for n, k in (("a", 4), ("b", 3), ("c", 2), ("d", 1))
+      for i in range(1, k + 1)],
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     {"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
+     "Counts 4/3/2/1 times ln 6 plus 2: raw 9, 7, 6, 4; 100 * (13 - s) / 9."),
+    ("one constraint on node, 3 out of 4 nodes are candidates",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-a3", "node-a", FOO), ("p-a4", "node-a", FOO),
+      ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO), ("p-x1", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b")),
+      pts_node("node-x", host("node-x")), pts_node("node-y", host("node-y"), failed=True)],
+     {"node-a": 33, "node-b": 83, "node-x": 100},
+     "node-y is a failed node. Weight ln(3 + 2) = 1.61: raw 6, 3, 2; 100 * (8 - s) / 6."),
+    ("one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-a3", "node-a", FOO), ("p-a4", "node-a", FOO),
+      ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO), ("p-x1", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", {"n": "node-b"}),
+      pts_node("node-x", host("node-x")), pts_node("node-y", host("node-y"), failed=True)],
+     {"node-a": 16, "node-b": 0, "node-x": 100},
+     "node-b has no kubernetes.io/hostname label (only n=node-b; the case leaves the label out): it is "
+     "ignored, scores 0 and leaves the normalization. Weight ln(2 + 2): raw node-a 6, node-x 1; "
+     "100 * (7 - s) / 6. With the label node-b would count and node-a get 33."),
+    ("one constraint on zone, 3 out of 4 nodes are candidates",
+     spread_pod(FOO, soft(1, "zone", FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-a3", "node-a", FOO), ("p-a4", "node-a", FOO),
+      ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO), ("p-x1", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")),
+      pts_node("node-y", host("node-y", zone="zone2"), failed=True)],
+     {"node-a": 75, "node-b": 75, "node-x": 100},
+     "The failed node-y's pods count for zone2: zone1 6, zone2 4; weight ln 4: raw 8, 8, 6; "
+     "100 * (14 - s) / 8."),
+    ("two Constraints on zone and node, 2 out of 4 nodes are candidates",
+     spread_pod(FOO, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+      ("p-x1", "node-x", FOO), ("p-x2", "node-x", FOO),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOO), ("p-y3", "node-y", FOO), ("p-y4", "node-y", FOO)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-x", host("node-x", zone="zone2")),
+      pts_node("node-b", host("node-b", zone="zone1"), failed=True),
+      pts_node("node-y", host("node-y", zone="zone2"), failed=True)],
+     {"node-a": 100, "node-x": 63},
+     "zone1 3 and zone2 6 (the failed nodes count), hosts 2 and 2, both weights ln 4: raw 7 and 11; "
+     "100 * (18 - s) / 11."),
+    ("two Constraints on zone, 2 out of 4 nodes are candidates",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, "zone", BAR_SEL)),
+     [("p-a1", "node-a", FOOBAR), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOOBAR),
+      ("p-y1", "node-y", FOO), ("p-y2", "node-y", FOOBAR), ("p-y3", "node-y", FOO)],
+     [pts_node("node-a", {"zone": "zone1"}), pts_node("node-x", {"zone": "zone2"}),
+      pts_node("node-b", {"zone": "zone1"}, failed=True), pts_node("node-y", {"zone": "zone2"}, failed=True)],
+     {"node-a": 85, "node-x": 100},
+     "Upstream's nodes have only a zone label (here no hostname label either). foo: zone1 3, zone2 3; "
+     "bar: zone1 2, zone2 1; weight ln 4: raw 7 and 6; 100 * (13 - s) / 7."),
+    ("two Constraints on zone and node, with different labelSelectors",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, BAR_SEL)),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-y", FOO), ("p-y2", "node-y", BAR)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")), pts_node("node-y", host("node-y", zone="zone2"))],
+     {"node-a": 60, "node-b": 20, "node-x": 100, "node-y": 60},
+     "foo per zone 2/2/1/1 (weight ln 4), bar per host 0/1/0/1 (weight ln 6): raw 3, 5, 1, 3; "
+     "100 * (6 - s) / 5."),
+    ("two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, BAR_SEL)),
+     [("p-b1", "node-b", BAR), ("p-x1", "node-x", FOO), ("p-y1", "node-y", FOOBAR)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")), pts_node("node-y", host("node-y", zone="zone2"))],
+     {"node-a": 100, "node-b": 60, "node-x": 40, "node-y": 0},
+     "foo per zone 0/0/2/2, bar per host 0/1/0/1: raw 0, 2, 3, 5; 100 * (5 - s) / 5."),
+    ("two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are candidates",
+     spread_pod(FOOBAR, soft(1, "zone", FOO_SEL), soft(1, HOSTNAME, BAR_SEL)),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-y", FOO), ("p-y2", "node-y", BAR)],
+     [pts_node("node-a", host("node-a", zone="zone1")), pts_node("node-b", host("node-b", zone="zone1")),
+      pts_node("node-x", host("node-x", zone="zone2")),
+      pts_node("node-y", host("node-y", zone="zone2"), failed=True)],
+     {"node-a": 50, "node-b": 25, "node-x": 100},
+     "foo per zone 2/2/1 (node-y's pod counts for zone2), bar per host 0/1/0 (weight ln 5): raw 3, 4, 1; "
+     "100 * (5 - s) / 4."),
+    ("existing pods in a different namespace do not count",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a1", "node-a", FOO, "ns1"), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 33},
+     "p-a1 is in namespace ns1, the incoming pod in default: counts 1 and 2, weight ln 4: raw 1 and 3; "
+     "100 * (4 - s) / 3."),
+    ("terminating Pods should be excluded",
+     spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL)),
+     [("p-a", "node-a", FOO, TERMINATING), ("p-b", "node-b", FOO)],
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b"))],
+     {"node-a": 100, "node-b": 0},
+     "p-a has metadata.deletionTimestamp (and deletionGracePeriodSeconds 30): not counted. Raw 0 and 1."),
+    ("minDomains has no effect when ScheduleAnyway",
+     spread_pod(FOO, soft(2, "node", FOO_SEL, min_domains=10)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-b2", "node-b", FOO),
+      ("p-c1", "node-c", FOO)],
+     [pts_node(n, {"node": n}) for n in ("node-a", "node-b", "node-c")],
+     {"node-a": 75, "node-b": 75, "node-c": 100},
+     "Upstream calls the row artificial: API validation rejects minDomains with ScheduleAnyway; the case "
+     "carries it as upstream does. Key `node` (not the hostname label), weight ln 5, plus 1 for maxSkew 2: "
+     "raw 4, 4, 3; 100 * (7 - s) / 4."),
+    ("NodeAffinityPolicy honoed with labelSelectors",
+     spread_pod(FOO, soft(1, "node", FOO_SEL), node_selector={"foo": ""}),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 0, "node-b": 33, "node-c": 100},
+     "Upstream's subtest name says \"honoed\". No filter runs, so node-c, which the pod's nodeSelector "
+     "rejects, is scored; with nodeAffinityPolicy Honor (the default) its pod is not counted. Weight ln 5: "
+     "raw 3, 2, 0; 100 * (3 - s) / 3."),
+    ("NodeAffinityPolicy ignored with labelSelectors",
+     spread_pod(FOO, soft(1, "node", FOO_SEL, affinity_policy="Ignore"), node_selector={"foo": ""}),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 66, "node-b": 100, "node-c": 100},
+     "nodeAffinityPolicy Ignore: node-c's pod counts. Raw 3, 2, 2; 100 * (5 - s) / 3 (node-b and node-c tie)."),
+    ("NodeAffinityPolicy honoed with nodeAffinity",
+     spread_pod(FOO, soft(1, "node", FOO_SEL),
+                affinity=node_aff(required=[{"matchExpressions": [expr("foo", "In", "")]}])),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 0, "node-b": 33, "node-c": 100},
+     "Upstream's subtest name says \"honoed\". As the nodeSelector row, with required node affinity "
+     "foo In [\"\"]."),
+    ("NodeAffinityPolicy ignored with nodeAffinity",
+     spread_pod(FOO, soft(1, "node", FOO_SEL, affinity_policy="Ignore"),
+                affinity=node_aff(required=[{"matchExpressions": [expr("foo", "In", "")]}])),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a", "foo": ""}), pts_node("node-b", {"node": "node-b", "foo": ""}),
+      pts_node("node-c", {"node": "node-c"})],
+     {"node-a": 66, "node-b": 100, "node-c": 100},
+     "As the nodeSelector row with Ignore (node-b and node-c tie)."),
+    ("NodeTaintsPolicy honored",
+     spread_pod(FOO, soft(1, "node", FOO_SEL, taints_policy="Honor")),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a"}), pts_node("node-b", {"node": "node-b"}),
+      pts_node("node-c", {"node": "node-c"}, taints=UNSCHED_TAINT)],
+     {"node-a": 0, "node-b": 33, "node-c": 100},
+     "node-c has the untolerated taint node.kubernetes.io/unschedulable:NoSchedule; no filter runs, so it "
+     "is scored, and with nodeTaintsPolicy Honor its pod is not counted: raw 3, 2, 0."),
+    ("NodeTaintsPolicy ignored",
+     spread_pod(FOO, soft(1, "node", FOO_SEL)),
+     [("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO), ("p-c1", "node-c", FOO)],
+     [pts_node("node-a", {"node": "node-a"}), pts_node("node-b", {"node": "node-b"}),
+      pts_node("node-c", {"node": "node-c"}, taints=UNSCHED_TAINT)],
+     {"node-a": 66, "node-b": 100, "node-c": 100},
+     "nodeTaintsPolicy Ignore (the default): node-c's pod counts. Raw 3, 2, 2 (node-b and node-c tie)."),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
+     spread_pod(FOOBAR, soft(1, "zone", {}, match_label_keys=["foo"]),
+                soft(1, HOSTNAME, {}, match_label_keys=["bar"])),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-c", FOO), ("p-y2", "node-c", BAR)],
+     [pts_node(n, host(n, zone=z)) for n, z in (("node-a", "zone1"), ("node-b", "zone1"),
+                                                 ("node-c", "zone2"), ("node-d", "zone2"))],
+     {"node-a": 60, "node-b": 20, "node-c": 60, "node-d": 100},
+     "The `{}` selectors become foo=\"\" and bar=\"\" with the pod's values for the keys, so they are no "
+     "longer empty and count: foo per zone 2/2/1/1, bar per host 0/1/1/0; raw 3, 5, 3, 1; "
+     "100 * (6 - s) / 5."),
+    ("matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
+     spread_pod({"foo": "", "bar": "", "baz": ""}, soft(1, "zone", FOO_SEL),
+                soft(1, HOSTNAME, BAR_SEL, match_label_keys=["baz"])),
+     [("p-a1", "node-a", FOO), ("p-b1", "node-b", {"foo": "", "bar": "", "baz": ""}),
+      ("p-c1", "node-c", FOO), ("p-c2", "node-c", BAR), ("p-d3", "node-c", {"bar": "", "baz": ""})],
+     [pts_node(n, host(n, zone=z)) for n, z in (("node-a", "zone1"), ("node-b", "zone1"),
+                                                 ("node-c", "zone2"), ("node-d", "zone2"))],
+     {"node-a": 60, "node-b": 20, "node-c": 60, "node-d": 100},
+     "The hostname constraint counts bar pods with baz=\"\" only: 0/1/1/0 (p-c2 has no baz); foo per zone "
+     "2/2/1/1; raw 3, 5, 3, 1."),
+]
+
+for sub, incoming, existing, nodes, want, notes in PTS_ROWS:
+    failed = any(n["spec"].get("unschedulable") for n in nodes)
+    top = max(want.values())
+    best = [n for n, v in want.items() if v == top]
+    case(G, sub, (f"TestPodTopologySpreadScore/{sub}", F),
+         nodes, [incoming], pods=bound(existing),
+         config=PTS, filters=["NodeUnschedulable"] if failed else [],
+         binds={"default/p": best[0]} if len(best) == 1 else {}, upstream=want, ties=len(best) > 1,
+         notes=notes)
+
+WEB = {"app": "web"}
+WEB_SEL = {"matchLabels": {"app": "web"}}
+
+case(G, "matchLabelKeys with the gate on: upstream's \"ignored when feature gate disabled\" row",
+     ("sift-derived: TestPodTopologySpreadScore/matchLabelKeys ignored when feature gate disabled, run with "
+      "MatchLabelKeysInPodTopologySpread on (its default since v1.27); common.go filterTopologySpreadConstraints",
+      F),
+     [pts_node(n, host(n, zone=z)) for n, z in (("node-a", "zone1"), ("node-b", "zone1"),
+                                                 ("node-c", "zone2"), ("node-d", "zone2"))],
+     [spread_pod({"foo": "", "bar": "", "baz": ""}, soft(1, "zone", FOO_SEL, match_label_keys=["baz"]),
+                 soft(1, HOSTNAME, BAR_SEL, match_label_keys=["baz"]))],
+     pods=bound([("p-a1", "node-a", FOO), ("p-b1", "node-b", FOOBAR), ("p-y1", "node-c", FOO),
+                 ("p-y2", "node-c", BAR)]),
+     config=PTS, filters=[], upstream={"node-a": 100, "node-b": 100, "node-c": 100, "node-d": 100}, ties=True,
+     notes="Upstream runs this row with the gate off and expects node-a=60, node-b=20, node-c=60, node-d=100 "
+           "(the keys ignored). sift has no such gate: the pod's baz=\"\" joins both selectors, no existing "
+           "pod has baz, every count is 0 and every node gets 100 (a tie).")
+
+case(G, "an empty {} labelSelector counts no pod",
+     ("sift-derived: countPodsMatchSelector returns 0 for an empty selector (common.go)", F),
+     [pts_node(n, host(n, **{ZONE: z})) for n, z in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"))],
+     [spread_pod(FOO, soft(1, ZONE, {}), soft(1, HOSTNAME, FOO_SEL))],
+     pods=bound([("web-1", "node-a", WEB), ("web-2", "node-a", WEB), ("web-3", "node-a", WEB),
+                 ("foo-a", "node-a", FOO), ("foo-c", "node-c", FOO)]),
+     config=PTS, filters=[], binds={"default/p": "node-b"},
+     upstream={"node-a": 0, "node-b": 100, "node-c": 0},
+     notes="The zone constraint's labelSelector is {}: LabelSelectorAsSelector makes it the selector that "
+           "matches everything, whose Empty() is true, and countPodsMatchSelector counts 0 for it (no "
+           "matchLabelKeys here to fill it). So only the hostname constraint (foo Exists, weight ln 5) "
+           "weighs: foo pods 1/0/1, raw 2, 0, 2. Counting every pod for {} would give zone z1 4 and z2 1 "
+           "(weight ln 4) and send the pod to node-c.")
+
+case(G, "a DoNotSchedule constraint is not scored, and its key is not required",
+     ("sift-derived: initPreScoreState keeps only the ScheduleAnyway constraints "
+      "(filterTopologySpreadConstraints); requireAllTopologies checks their keys", PTS_SRC),
+     [pts_node("node-a", host("node-a", **{ZONE: "z1"})), pts_node("node-b", host("node-b", **{ZONE: "z1"})),
+      pts_node("node-c", host("node-c"))],
+     [spread_pod(WEB, soft(1, ZONE, WEB_SEL, when="DoNotSchedule"), soft(1, HOSTNAME, WEB_SEL))],
+     pods=bound([("web-1", "node-a", WEB), ("web-2", "node-b", WEB), ("web-3", "node-b", WEB)]),
+     config=PTS, filters=[], binds={"default/p": "node-c"},
+     upstream={"node-a": 33, "node-b": 0, "node-c": 100},
+     notes="Only the hostname constraint is scored (weight ln 5): web pods 1/2/0, raw 2, 3, 0; 100 * (3 - s) / 3. "
+           "node-c has no zone label, but zone is the key of the DoNotSchedule constraint only, so node-c is "
+           "not ignored. (No filter runs, so the hard constraint does not reject anything here either.) "
+           "Requiring the zone key would ignore node-c and send the pod to node-a.")
+
+case(G, "a hostname constraint counts the node's own pods whatever the inclusion policies",
+     ("sift-derived: Score counts kubernetes.io/hostname per node with countPodsMatchSelector, "
+      "without matchNodeInclusionPolicies (scoring.go)", PTS_SRC),
+     [pts_node("node-a", host("node-a")), pts_node("node-b", host("node-b")),
+      pts_node("node-c", host("node-c"), taints=UNSCHED_TAINT)],
+     [spread_pod(FOO, soft(1, HOSTNAME, FOO_SEL, taints_policy="Honor"))],
+     pods=bound([("p-a1", "node-a", FOO), ("p-a2", "node-a", FOO), ("p-b1", "node-b", FOO),
+                 ("p-c1", "node-c", FOO), ("p-c2", "node-c", FOO), ("p-c3", "node-c", FOO)]),
+     config=PTS, filters=[], binds={"default/p": "node-b"},
+     upstream={"node-a": 80, "node-b": 100, "node-c": 40},
+     notes="nodeTaintsPolicy Honor and node-c has an untolerated NoSchedule taint, but no filter runs, so "
+           "node-c is scored. PreScore skips it for a zone-like key; for kubernetes.io/hostname nothing is "
+           "counted in PreScore, and Score counts each node's own pods with no policy check: 2/1/3, weight "
+           "ln 5, raw 3, 2, 5; 100 * (7 - s) / 5. Applying the policy there would count node-c as 0 and send "
+           "the pod to node-c. (With the default filters TaintToleration would reject node-c first.)")
+
+case(G, "sequence: three replicas spread over zones and hosts as each is assumed",
+     ("sift-derived: PodTopologySpread PreScore reads the snapshot, which holds the pods assumed by earlier "
+      "cycles (schedule_one.go assume)", PTS_SRC),
+     [pts_node(n, host(n, **{ZONE: z})) for n, z in (("node-a", "z1"), ("node-b", "z1"), ("node-c", "z2"),
+                                                      ("node-d", "z2"), ("node-e", "z3"))],
+     [pod(f"web-{i}", ZERO, labels=WEB, spread=[soft(2, ZONE, WEB_SEL), soft(1, HOSTNAME, WEB_SEL)])
+      for i in (1, 2, 3)],
+     pods=bound([("old-a1", "node-a", WEB), ("old-a2", "node-a", WEB), ("old-c1", "node-c", WEB)]),
+     config=PTS, filters=[],
+     binds={"default/web-1": "node-e", "default/web-2": "node-d", "default/web-3": "node-b"},
+     upstream={"node-a": 12, "node-b": 62, "node-c": 50, "node-d": 75, "node-e": 100},
+     notes="Zone maxSkew 2 (weight ln 5, plus 1), hostname maxSkew 1 (weight ln 7). web-1: zones 2/1/0, hosts "
+           "2/0/1/0/0: raw 8, 4, 5, 3, 1 -> node-e. web-2 sees web-1 on node-e (z3 1): node-e raw 5, "
+           "node-d 3 is lowest -> node-d (100 * (11 - 3) / 8). web-3: z2 now 2, node-c and node-d raw 6, "
+           "node-e 5, node-a 8, node-b 4 -> node-b.")
 
 # ===================================================== PrioritySort
 G = "PrioritySort"

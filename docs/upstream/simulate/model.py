@@ -878,10 +878,183 @@ def inter_pod_affinity_scores(pod, states, all_states, args, namespaces):
     return {n: int(float(MAX_NODE_SCORE) * ((v - lo) / (hi - lo))) for n, v in raw.items()}
 
 
+# ------------------------------------------------- pod topology spread
+# podtopologyspread/scoring.go (initPreScoreState, PreScore, Score,
+# NormalizeScore, topologyNormalizingWeight, scoreForCount) and common.go
+# (filterTopologySpreadConstraints, mergeLabelSetWithSelector,
+# matchNodeInclusionPolicies, nodeLabelsMatchSpreadConstraints,
+# countPodsMatchSelector), master as of v1.36.
+HOSTNAME_LABEL = "kubernetes.io/hostname"  # v1.LabelHostname
+
+
+class SpreadConstraint:
+    """One soft constraint of the incoming pod as the plugin holds it.
+
+    The selector is metav1.LabelSelectorAsSelector of labelSelector: an
+    absent labelSelector selects nothing (labels.Nothing, whose Empty() is
+    false), `{}` is the "empty" selector (Empty() true), anything else the
+    AND of matchLabels and matchExpressions (an invalid expression is a
+    parse error, which fails PreScore: the model raises InvalidSelector).
+    matchLabelKeys (MatchLabelKeysInPodTopologySpread, on by default): the
+    pod's own value for each listed key it has becomes one more equality
+    requirement, unless no key is found (selector unchanged) or the selector
+    selects nothing (it has no requirements to merge into and stays
+    nothing). So `{}` plus a key the pod has is no longer empty. minDomains
+    plays no part in scoring. nodeAffinityPolicy defaults to Honor,
+    nodeTaintsPolicy to Ignore (NodeInclusionPolicyInPodTopologySpread is GA
+    and locked on)."""
+
+    def __init__(self, c, pod_labels):
+        self.key = c["topologyKey"]
+        self.max_skew = c["maxSkew"]
+        self.affinity_policy = c.get("nodeAffinityPolicy") or "Honor"
+        self.taints_policy = c.get("nodeTaintsPolicy") or "Ignore"
+        sel = c.get("labelSelector")
+        self.nothing = sel is None
+        reqs = []
+        if sel is not None:
+            reqs = [{"key": k, "operator": "In", "values": [v]}
+                    for k, v in sorted((sel.get("matchLabels") or {}).items())]
+            for e in sel.get("matchExpressions") or []:
+                _requirement_matches(e, {})  # raises on an invalid one
+                reqs.append(e)
+            from_pod = [{"key": k, "operator": "In", "values": [pod_labels[k]]}
+                        for k in c.get("matchLabelKeys") or [] if k in pod_labels]
+            reqs = from_pod + reqs
+        self.reqs = reqs
+        self.empty = not self.nothing and not reqs
+
+    def matches(self, labels):
+        return not self.nothing and all(_requirement_matches(r, labels) for r in self.reqs)
+
+    def includes(self, pod, node):
+        """matchNodeInclusionPolicies: Honor node affinity -> the pod's
+        nodeSelector and required node affinity must match the node (parse
+        errors read as no match); Honor taints -> the node has no NoSchedule
+        or NoExecute taint the pod does not tolerate."""
+        if self.affinity_policy == "Honor" and not required_matches(pod, node):
+            return False
+        if self.taints_policy == "Honor":
+            for t in node["spec"].get("taints") or []:
+                if t["effect"] in ("NoSchedule", "NoExecute") and not tolerates(pod, t):
+                    return False
+        return True
+
+
+def spread_constraints(pod, action):
+    """filterTopologySpreadConstraints: the pod's constraints whose
+    whenUnsatisfiable is `action`, in spec order."""
+    labels = pod["metadata"].get("labels") or {}
+    return [SpreadConstraint(c, labels) for c in pod["spec"].get("topologySpreadConstraints") or []
+            if c.get("whenUnsatisfiable") == action]
+
+
+def count_pods_match_selector(pods, c, namespace):
+    """countPodsMatchSelector: 0 for the empty selector; terminating pods
+    (metadata.deletionTimestamp set) and pods of other namespaces are
+    skipped; the rest count when their labels match."""
+    if c.empty:
+        return 0
+    return sum(1 for p in pods
+               if not p["metadata"].get("deletionTimestamp")
+               and p["metadata"].get("namespace", "default") == namespace
+               and c.matches(p["metadata"].get("labels") or {}))
+
+
+def pod_topology_spread_scores(pod, states, all_states):
+    """podtopologyspread/scoring.go PreScore, Score, NormalizeScore over the
+    feasible nodes `states`; `all_states` is the whole snapshot.
+    PreScore: the constraints are the pod's ScheduleAnyway ones (a pod with
+    no constraint at all would get the default constraints, whose selector
+    comes from the Services / ReplicaSets / StatefulSets / RCs selecting it;
+    no case has such objects, so the selector is empty and there are none).
+    None: Skip, 0 on every node. Pods with constraints of their own require
+    every topology key on a node (requireAllTopologies):
+      - a feasible node lacking any key is ignored (score 0, out of the
+        normalization);
+      - per constraint, the domains are the values of the non-ignored
+        feasible nodes (hostname constraints keep none: counted in Score),
+        and the weight is ln(size + 2), size the number of those values, for
+        kubernetes.io/hostname the number of non-ignored feasible nodes;
+      - every node of the snapshot (feasible or not) that has all the keys
+        adds, per constraint whose inclusion policies admit it and whose
+        value is one of the domains, countPodsMatchSelector of its pods to
+        that domain.
+    Score: for each constraint the node has the key of, cnt = the domain's
+    count, or for kubernetes.io/hostname countPodsMatchSelector of the
+    node's own pods (no inclusion policy is applied there); the sum of
+    cnt * weight + (maxSkew - 1) in float64, math.Round'ed.
+    NormalizeScore: min and max over the non-ignored nodes (max starting at
+    0); max 0 -> 100 each; else 100 * (max + min - s) / max in integers;
+    ignored nodes 0."""
+    zeros = {s.name: 0 for s in states}
+    if not pod["spec"].get("topologySpreadConstraints"):
+        return zeros  # default constraints: no selecting object in any case -> Skip
+    cons = spread_constraints(pod, "ScheduleAnyway")
+    if not cons or not all_states:
+        return zeros  # Skip
+    namespace = pod["metadata"].get("namespace", "default")
+
+    def labels_of(s):
+        return s.node["metadata"].get("labels") or {}
+
+    def has_all_keys(s):
+        return all(c.key in labels_of(s) for c in cons)
+
+    ignored = {s.name for s in states if not has_all_keys(s)}
+    domains = [{} for _ in cons]
+    for s in states:
+        if s.name in ignored:
+            continue
+        for i, c in enumerate(cons):
+            if c.key != HOSTNAME_LABEL:
+                domains[i].setdefault(labels_of(s)[c.key], 0)
+    scored = len(states) - len(ignored)
+    weights = [math.log(float((scored if c.key == HOSTNAME_LABEL else len(domains[i])) + 2))
+               for i, c in enumerate(cons)]
+    for s in all_states:
+        if not has_all_keys(s):
+            continue
+        for i, c in enumerate(cons):
+            if not c.includes(pod, s.node):
+                continue
+            v = labels_of(s)[c.key]
+            if v in domains[i]:
+                domains[i][v] += count_pods_match_selector(s.pods, c, namespace)
+    raw = {}
+    for s in states:
+        if s.name in ignored:
+            continue
+        total = 0.0
+        for i, c in enumerate(cons):
+            v = labels_of(s).get(c.key)
+            if v is None:
+                continue
+            cnt = (count_pods_match_selector(s.pods, c, namespace) if c.key == HOSTNAME_LABEL
+                   else domains[i][v])
+            total += float(cnt) * weights[i] + float(c.max_skew - 1)
+        if abs(total - math.floor(total) - 0.5) < 1e-9:
+            raise AssertionError(f"{key(pod)}: raw spread score {total} on {s.name} is too close to .5 "
+                                 f"(Go's math.Log and Python's may differ in the last bit)")
+        raw[s.name] = go_round(total)
+    lo = min(raw.values(), default=0)
+    hi = max([0] + list(raw.values()))
+    out = {}
+    for s in states:
+        if s.name in ignored:
+            out[s.name] = 0
+        elif hi == 0:
+            out[s.name] = MAX_NODE_SCORE
+        else:
+            out[s.name] = MAX_NODE_SCORE * (hi + lo - raw[s.name]) // hi
+    return out
+
+
 def plugin_scores(pod, states, plugins, all_states=None, namespaces=None):
     """{plugin: {node: score}} for the feasible nodes `states`; `all_states`
     are all the snapshot's nodes (ImageLocality's spread counts them all,
-    InterPodAffinity the pods on them), `states` when not given;
+    InterPodAffinity and PodTopologySpread the pods on them), `states` when
+    not given;
     `namespaces` the labels of each Namespace object of the case."""
     all_states = states if all_states is None else all_states
     namespaces = namespaces or {}
@@ -902,6 +1075,8 @@ def plugin_scores(pod, states, plugins, all_states=None, namespaces=None):
             out[name] = image_locality_scores(pod, states, all_states)
         elif name == "InterPodAffinity":
             out[name] = inter_pod_affinity_scores(pod, states, all_states, a, namespaces)
+        elif name == "PodTopologySpread":
+            out[name] = pod_topology_spread_scores(pod, states, all_states)
         else:
             raise ValueError(f"no score plugin {name} in sift")
     return out
