@@ -603,8 +603,8 @@ DEFAULT_RESOURCES = [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 
 def score_plugins(config):
     """The score plugins a case config enables, as (name, weight, args).
     No config (or no plugins.score): sift's default score set,
-    kube-scheduler's default plugins and weights less PodTopologySpread
-    (config.DEFAULT_SCORES), NodeResourcesFit LeastAllocated."""
+    kube-scheduler's default plugins and weights (config.DEFAULT_SCORES),
+    NodeResourcesFit LeastAllocated."""
     config = config or {}
     args = {pc["name"]: pc.get("args", {}) for pc in config.get("pluginConfig", [])}
     fit = {"type": "LeastAllocated", "resources": DEFAULT_RESOURCES}
@@ -612,7 +612,8 @@ def score_plugins(config):
     bal = args.get("NodeResourcesBalancedAllocation", {}).get("resources", DEFAULT_RESOURCES)
     score = config.get("plugins", {}).get("score")
     enabled = [("TaintToleration", 3), ("NodeAffinity", 2), ("NodeResourcesFit", 1),
-               ("InterPodAffinity", 2), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
+               ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+               ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1)]
     if score:
         if {"name": "*"} in score.get("disabled", []):
             enabled = []
