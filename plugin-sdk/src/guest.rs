@@ -1,4 +1,4 @@
-//! The component side of the contract (0.4): bindings, the node table
+//! The component side of the contract (0.5): bindings, the node table
 //! and cluster view the host syncs into the instance, and conversion from
 //! the wire types to the SDK's model. Plugin authors never touch this
 //! module.
@@ -18,7 +18,7 @@ use std::sync::Arc;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/0.4.0",
+        path: "../wit/0.5.0",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
@@ -651,6 +651,7 @@ fn pod(p: wit::Pod) -> Pod {
                 kind: o.kind,
                 name: o.name,
                 controller: o.controller,
+                api_version: o.api_version,
             })
             .collect(),
         priority: p.priority,
@@ -693,6 +694,7 @@ fn pod(p: wit::Pod) -> Pod {
             .map(weighted_term)
             .collect(),
         images: p.images,
+        workload_selector: p.workload_selector.map(label_selector),
         object: object(p.object),
     }
 }

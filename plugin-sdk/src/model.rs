@@ -72,6 +72,8 @@ pub struct OwnerReference {
     pub name: String,
     /// The managing controller (`controller: true`).
     pub controller: bool,
+    /// e.g. `apps/v1` (contract 0.5; empty from older hosts).
+    pub api_version: String,
 }
 
 /// A topology spread constraint (`spec.topologySpreadConstraints[]`), as
@@ -153,6 +155,12 @@ pub struct Pod {
     /// The images of its init containers, then its containers, as
     /// written (contract 0.4).
     pub images: Vec<String>,
+    /// What the pod's workload selects, kube-scheduler's `DefaultSelector`
+    /// (contract 0.5): the selectors of the Services selecting it and of
+    /// its controlling ReplicationController in `match_labels`, its
+    /// controlling ReplicaSet's or StatefulSet's in `match_expressions`.
+    /// `None` when nothing narrower than every pod comes out.
+    pub workload_selector: Option<LabelSelector>,
     /// The escape hatch: the whole Pod as `kubectl get -o json` prints it,
     /// for fields this model lacks. Only for plugins that set
     /// [`crate::Plugin::POD_OBJECT`]; `None` otherwise.

@@ -292,22 +292,30 @@ fn conformance_checks_scores_node_by_node() {
     );
 }
 
-/// A scorer built for contract 0.3 (tests/fixtures) scores beside the
-/// bundled 0.4 plugins exactly as its 0.4 build does: old components keep
-/// working when the contract moves on.
-#[test]
-fn a_contract_0_3_scorer_scores_beside_0_4_plugins() {
-    let dir = sift_tests::temp_dir("cli-contract-0-3");
+/// A scorer built for an older contract (tests/fixtures), put in place of
+/// the bundled build of the same plugin, is listed with its version and
+/// passes that plugin's cases beside the current plugins: old components
+/// keep working when the contract moves on.
+fn an_old_scorer_scores_beside_current_plugins(
+    fixture: &str,
+    bundled: &str,
+    name: &str,
+    version: &str,
+    cases: &str,
+) {
+    let dir = sift_tests::temp_dir(&format!("cli-contract-{version}"));
     for entry in std::fs::read_dir(sift_tests::plugins_dir()).unwrap() {
         let path = entry.unwrap().path();
-        let name = path.file_name().unwrap().to_str().unwrap().to_string();
-        if name != "sift_plugin_node_resources_balanced_allocation.wasm" {
-            std::fs::copy(&path, dir.join(name)).unwrap();
+        let file = path.file_name().unwrap().to_str().unwrap().to_string();
+        if file != bundled {
+            std::fs::copy(&path, dir.join(file)).unwrap();
         }
     }
     std::fs::copy(
-        sift_tests::workspace_root().join("tests/fixtures/balanced_allocation_contract_0_3.wasm"),
-        dir.join("balanced.wasm"),
+        sift_tests::workspace_root()
+            .join("tests/fixtures")
+            .join(fixture),
+        dir.join("old.wasm"),
     )
     .unwrap();
     let o = sift(&["plugins", "list", "--plugins", dir.to_str().unwrap()]);
@@ -319,20 +327,39 @@ fn a_contract_0_3_scorer_scores_beside_0_4_plugins() {
             .unwrap_or_else(|| panic!("{name} not listed:\n{out}"))
             .to_string()
     };
+    assert!(line(name).contains(&format!(" {version} ")), "{out}");
+    let latest = sift_host::contract::SUPPORTED.last().unwrap();
     assert!(
-        line("NodeResourcesBalancedAllocation").contains(" 0.3.0 "),
+        line("NodeResourcesFit").contains(&format!(" {latest} ")),
         "{out}"
     );
-    assert!(line("NodeResourcesFit").contains(" 0.4.0 "), "{out}");
-    let o = sift(&[
-        "conformance",
-        "--plugins",
-        dir.to_str().unwrap(),
-        "tests/cases/Simulate/BalancedAllocation",
-    ]);
+    let o = sift(&["conformance", "--plugins", dir.to_str().unwrap(), cases]);
     let (out, err) = text(&o);
     assert!(o.status.success(), "{out}{err}");
     assert!(out.contains(" passed, 0 failed"), "{out}");
+}
+
+#[test]
+fn a_contract_0_3_scorer_scores_beside_current_plugins() {
+    an_old_scorer_scores_beside_current_plugins(
+        "balanced_allocation_contract_0_3.wasm",
+        "sift_plugin_node_resources_balanced_allocation.wasm",
+        "NodeResourcesBalancedAllocation",
+        "0.3.0",
+        "tests/cases/Simulate/BalancedAllocation",
+    );
+}
+
+/// ImageLocality reads 0.4's images: a 0.4 build still gets them.
+#[test]
+fn a_contract_0_4_scorer_scores_beside_current_plugins() {
+    an_old_scorer_scores_beside_current_plugins(
+        "image_locality_contract_0_4.wasm",
+        "sift_plugin_image_locality.wasm",
+        "ImageLocality",
+        "0.4.0",
+        "tests/cases/Simulate/ImageLocality",
+    );
 }
 
 #[test]
@@ -349,9 +376,9 @@ fn plugins_list_and_inspect() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("name:         NodePorts"), "{out}");
     assert!(out.contains("node fields:  ports\n"), "{out}");
-    assert!(out.contains("sift:predicate/predicate@0.4.0"), "{out}");
+    assert!(out.contains("sift:predicate/predicate@0.5.0"), "{out}");
     assert!(
-        out.contains("contract:     sift:predicate/plugin@0.4.0"),
+        out.contains("contract:     sift:predicate/plugin@0.5.0"),
         "{out}"
     );
 }

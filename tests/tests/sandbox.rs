@@ -274,7 +274,7 @@ fn a_component_of_an_unknown_contract_version_is_refused_naming_the_supported_on
             Err(e) => format!("{e:#}"),
         };
         assert!(err.contains(&format!("contract {version}")), "{err}");
-        assert!(err.contains("0.1.0, 0.2.0, 0.3.0, 0.4.0"), "{err}");
+        assert!(err.contains("0.1.0, 0.2.0, 0.3.0, 0.4.0, 0.5.0"), "{err}");
     }
     // The same fixture as 0.1.0 loads: the refusal is about the version.
     let file = write(

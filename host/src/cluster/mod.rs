@@ -2,7 +2,8 @@
 //! view one scheduling cycle sees ([`snapshot`], kube-scheduler's NodeInfo
 //! list and NodeTree order, in [`table`]s whose copies share chunks), pods
 //! nominated to nodes ([`nominated`]), PodDisruptionBudgets
-//! ([`disruption`]), and generated clusters ([`synthetic`]).
+//! ([`disruption`]), the Services and controllers that select pods
+//! ([`workloads`]), and generated clusters ([`synthetic`]).
 //!
 //! Imports only `input`. The state builds snapshots; a snapshot never
 //! names the state.
@@ -13,6 +14,7 @@ pub mod snapshot;
 pub mod state;
 pub mod synthetic;
 pub mod table;
+pub mod workloads;
 
 pub use snapshot::Snapshot;
 pub use state::{ClusterState, Evicted};

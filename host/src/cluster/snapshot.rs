@@ -4,6 +4,7 @@
 
 use super::nominated::{self, NominatedBySlot, Nominations};
 use super::table::Table;
+use super::workloads::Workloads;
 use anyhow::{Result, bail};
 use sift_sdk::{GroupCount, Labels, Node};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -30,6 +31,8 @@ pub struct ClusterView {
     pub group_count: usize,
     /// Pending pods nominated to nodes (by pod key).
     pub nominations: Arc<Nominations>,
+    /// The Services and controllers that give pods their workload selector.
+    pub workloads: Arc<Workloads>,
 }
 
 /// What a snapshot derives from node names and zone labels only.
@@ -80,6 +83,7 @@ pub struct Snapshot {
     namespaces: Arc<Namespaces>,
     group_count: usize,
     nominations: Arc<Nominations>,
+    workloads: Arc<Workloads>,
     /// The nominations by the slot of their node.
     nominated: NominatedBySlot,
     /// Slots with pods with required anti-affinity, computed when first
@@ -118,6 +122,7 @@ impl Snapshot {
             namespaces: Arc::default(),
             group_count: 0,
             nominations: Arc::default(),
+            workloads: Arc::default(),
         };
         let layout = Arc::new(Layout::of(&view.nodes, by_name));
         Ok(Snapshot::build(view, layout, Vec::new()))
@@ -142,6 +147,7 @@ impl Snapshot {
             namespaces,
             group_count,
             nominations,
+            workloads,
         } = view;
         debug_assert_eq!(nodes.len(), pods.len());
         let nominated = nominated::by_slot(&nominations, |n| layout.by_name.get(n).copied());
@@ -153,6 +159,7 @@ impl Snapshot {
             namespaces,
             group_count,
             nominations,
+            workloads,
             nominated,
             anti_affinity_slots: std::sync::OnceLock::new(),
             affinity_slots: std::sync::OnceLock::new(),
@@ -238,6 +245,10 @@ impl Snapshot {
     /// Namespace labels by name (empty unless Namespace objects were given).
     pub fn namespaces(&self) -> &Arc<Namespaces> {
         &self.namespaces
+    }
+
+    pub fn workloads(&self) -> &Arc<Workloads> {
+        &self.workloads
     }
 
     /// Pending pods nominated to nodes, by pod key.
@@ -338,6 +349,7 @@ impl Clone for Snapshot {
             namespaces: self.namespaces.clone(),
             group_count: self.group_count,
             nominations: self.nominations.clone(),
+            workloads: self.workloads.clone(),
         };
         Snapshot::build(view, self.layout.clone(), Vec::new())
     }
@@ -418,6 +430,7 @@ mod tests {
             namespaces: Arc::default(),
             group_count: 0,
             nominations: Arc::default(),
+            workloads: Arc::default(),
         }
     }
 

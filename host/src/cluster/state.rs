@@ -13,6 +13,7 @@ use super::disruption::{Budgets, Candidate};
 use super::nominated::{Nominated, Nominations};
 use super::snapshot::{ClusterView, Namespaces};
 use super::table::Table;
+use super::workloads::Workloads;
 use crate::input::{Objects, kube};
 use anyhow::{Result, bail};
 use k8s_openapi::api::core::v1 as k8s;
@@ -218,12 +219,14 @@ impl NodeTable {
         &mut self,
         namespaces: &Arc<Namespaces>,
         nominations: &Arc<Nominations>,
+        workloads: &Arc<Workloads>,
         group_count: usize,
     ) -> Arc<Snapshot> {
         if let Some(current) = &self.current
             && self.dirty.is_empty()
             && Arc::ptr_eq(current.namespaces(), namespaces)
             && Arc::ptr_eq(current.nominations(), nominations)
+            && Arc::ptr_eq(current.workloads(), workloads)
         {
             return current.clone();
         }
@@ -233,6 +236,7 @@ impl NodeTable {
             namespaces: namespaces.clone(),
             group_count,
             nominations: nominations.clone(),
+            workloads: workloads.clone(),
         };
         let next = match &self.current {
             Some(prev) => prev.successor(view, &self.dirty),
@@ -269,6 +273,8 @@ pub struct ClusterState {
     pod_annotation_keys: BTreeSet<String>,
     /// PodDisruptionBudgets, which preemption spares pods by.
     budgets: Budgets,
+    /// Services and controllers: pods' workload selectors.
+    workloads: Arc<Workloads>,
 }
 
 impl ClusterState {
@@ -312,6 +318,12 @@ impl ClusterState {
     /// Adds or replaces a PodDisruptionBudget; whether anything changed.
     pub fn upsert_budget(&mut self, pdb: &PodDisruptionBudget) -> bool {
         self.budgets.upsert(pdb)
+    }
+
+    /// Changes the Services and controllers (copied on write: snapshots
+    /// share them).
+    pub fn edit_workloads(&mut self, edit: impl FnOnce(&mut Workloads)) {
+        edit(Arc::make_mut(&mut self.workloads));
     }
 
     /// Forgets a PodDisruptionBudget by "namespace/name".
@@ -405,8 +417,9 @@ impl ClusterState {
         self.pod_annotation_keys.len() != before
     }
 
-    /// Adds the nodes, pods, namespaces and PodDisruptionBudgets of `objects` (pods may come
-    /// before or after their nodes: each is kept by key).
+    /// Adds the nodes, pods, namespaces, PodDisruptionBudgets, Services and
+    /// controllers of `objects` (pods may come before or after their nodes:
+    /// each is kept by key).
     pub fn add_objects(&mut self, objects: &Objects, node_objects: bool) -> Result<()> {
         let cluster = self;
         for (obj, origin) in &objects.nodes {
@@ -439,6 +452,13 @@ impl ClusterState {
                 bail!("{origin}: PodDisruptionBudget has no metadata.name");
             }
             cluster.upsert_budget(pdb);
+        }
+        for (w, origin) in &objects.workloads {
+            let (meta, what) = w.meta();
+            if meta.name.as_deref().unwrap_or("").is_empty() {
+                bail!("{origin}: {what} has no metadata.name");
+            }
+            cluster.edit_workloads(|ws| ws.upsert(w));
         }
         Ok(())
     }
@@ -682,8 +702,12 @@ impl ClusterState {
     /// The current state as an immutable snapshot; the same one until
     /// something changes.
     pub fn snapshot(&mut self) -> Arc<Snapshot> {
-        self.cluster
-            .snapshot(&self.namespaces, &self.nominations, self.pods.groups.len())
+        self.cluster.snapshot(
+            &self.namespaces,
+            &self.nominations,
+            &self.workloads,
+            self.pods.groups.len(),
+        )
     }
 
     /// Drops the last `Nodes`-mode request's nodes (when a watch keeps the
@@ -710,8 +734,12 @@ impl ClusterState {
         for node in nodes {
             self.request.upsert(node, &self.pods);
         }
-        self.request
-            .snapshot(&self.namespaces, &self.nominations, self.pods.groups.len())
+        self.request.snapshot(
+            &self.namespaces,
+            &self.nominations,
+            &self.workloads,
+            self.pods.groups.len(),
+        )
     }
 }
 

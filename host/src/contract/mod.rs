@@ -11,6 +11,7 @@ mod v0_1;
 mod v0_2;
 mod v0_3;
 mod v0_4;
+mod v0_5;
 mod versioned;
 mod wire;
 

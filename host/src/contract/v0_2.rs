@@ -7,8 +7,8 @@
 //! calls, conversions.
 
 use super::wire::{
-    node_conversions, shared_calls, shared_conversions, shared_imports, since_0_2_calls,
-    since_0_2_conversions,
+    node_conversions, owners_without_api_version, shared_calls, shared_conversions, shared_imports,
+    since_0_2_calls, since_0_2_conversions,
 };
 use super::{Describe, Verdicts};
 use crate::cluster::Snapshot;
@@ -63,6 +63,8 @@ pub(super) fn describe(
 // --- conversions ----------------------------------------------------------------
 
 shared_conversions!();
+
+owners_without_api_version!();
 
 since_0_2_conversions!();
 

@@ -7,8 +7,8 @@
 //! calls, conversions.
 
 use super::wire::{
-    node_conversions, shared_calls, shared_conversions, shared_imports, since_0_2_calls,
-    since_0_2_conversions, since_0_3_calls,
+    node_conversions, owners_without_api_version, shared_calls, shared_conversions, shared_imports,
+    since_0_2_calls, since_0_2_conversions, since_0_3_calls,
 };
 use super::{Describe, PreScored, Verdicts};
 use crate::cluster::Snapshot;
@@ -50,6 +50,8 @@ since_0_3_calls!();
 // --- conversions ----------------------------------------------------------------
 
 shared_conversions!();
+
+owners_without_api_version!();
 
 since_0_2_conversions!(|p| {
     non_zero_requests: wire::NonZero {

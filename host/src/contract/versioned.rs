@@ -9,7 +9,7 @@
 //! one call helper does, for every call (a call site that forgot would be a
 //! sandbox hole).
 
-use super::{Describe, PreScored, Verdicts, v0_1, v0_2, v0_3, v0_4};
+use super::{Describe, PreScored, Verdicts, v0_1, v0_2, v0_3, v0_4, v0_5};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
@@ -21,11 +21,12 @@ use wasmtime::component::Component;
 use wasmtime::component::{InstancePre, Linker};
 
 /// A value of one version's generated types.
-pub(super) enum Versioned<A, B, C, D> {
+pub(super) enum Versioned<A, B, C, D, E> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
     V0_4(D),
+    V0_5(E),
 }
 
 pub(super) type Pre = Versioned<
@@ -33,10 +34,12 @@ pub(super) type Pre = Versioned<
     v0_2::Pre<InstanceState>,
     v0_3::Pre<InstanceState>,
     v0_4::Pre<InstanceState>,
+    v0_5::Pre<InstanceState>,
 >;
 pub(super) type Bindings =
-    Versioned<v0_1::Bindings, v0_2::Bindings, v0_3::Bindings, v0_4::Bindings>;
-pub(super) type WirePod = Versioned<v0_1::WirePod, v0_2::WirePod, v0_3::WirePod, v0_4::WirePod>;
+    Versioned<v0_1::Bindings, v0_2::Bindings, v0_3::Bindings, v0_4::Bindings, v0_5::Bindings>;
+pub(super) type WirePod =
+    Versioned<v0_1::WirePod, v0_2::WirePod, v0_3::WirePod, v0_4::WirePod, v0_5::WirePod>;
 
 type S = Store<InstanceState>;
 /// What a reserve step gives the assumed pod.
@@ -45,7 +48,7 @@ type Annotations = Vec<(String, String)>;
 /// The contract versions this sift runs, oldest first. Adding one is a
 /// `wit/<version>/`, a `v<major>_<minor>.rs` beside this file, a variant
 /// of [`Version`], an entry here and its arms in this file's matches.
-pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0"];
+pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0"];
 
 /// A contract version a component implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,6 +57,7 @@ pub enum Version {
     V0_2,
     V0_3,
     V0_4,
+    V0_5,
 }
 
 impl Version {
@@ -61,7 +65,7 @@ impl Version {
     pub fn world(self) -> &'static str {
         match self {
             Version::V0_1 | Version::V0_2 => "predicate-plugin",
-            Version::V0_3 | Version::V0_4 => "plugin",
+            Version::V0_3 | Version::V0_4 | Version::V0_5 => "plugin",
         }
     }
 
@@ -77,6 +81,7 @@ impl Version {
             Version::V0_2 => "0.2.0",
             Version::V0_3 => "0.3.0",
             Version::V0_4 => "0.4.0",
+            Version::V0_5 => "0.5.0",
         }
     }
 
@@ -101,6 +106,9 @@ impl Version {
             }
             if name == v0_4::EXPORT {
                 return Ok(Version::V0_4);
+            }
+            if name == v0_5::EXPORT {
+                return Ok(Version::V0_5);
             }
         }
         let supported = SUPPORTED.join(", ");
@@ -148,6 +156,11 @@ macro_rules! by_version {
                 use v0_4 as api;
                 $body
             }
+            Versioned::V0_5($v) => {
+                #[allow(unused_imports)]
+                use v0_5 as api;
+                $body
+            }
         }
     };
 }
@@ -159,6 +172,7 @@ pub(super) fn link(linker: &mut Linker<InstanceState>, version: Version) -> wasm
         Version::V0_2 => v0_2::link(linker),
         Version::V0_3 => v0_3::link(linker),
         Version::V0_4 => v0_4::link(linker),
+        Version::V0_5 => v0_5::link(linker),
     }
 }
 
@@ -169,6 +183,7 @@ pub(super) fn pod_to_wire(version: Version, pod: &sift_sdk::Pod, pod_object: boo
         Version::V0_2 => Versioned::V0_2(v0_2::pod_to_wire(pod, pod_object)),
         Version::V0_3 => Versioned::V0_3(v0_3::pod_to_wire(pod, pod_object)),
         Version::V0_4 => Versioned::V0_4(v0_4::pod_to_wire(pod, pod_object)),
+        Version::V0_5 => Versioned::V0_5(v0_5::pod_to_wire(pod, pod_object)),
     }
 }
 
@@ -183,6 +198,7 @@ impl Pre {
             Version::V0_2 => v0_2::pre(instance_pre).map(Versioned::V0_2),
             Version::V0_3 => v0_3::pre(instance_pre).map(Versioned::V0_3),
             Version::V0_4 => v0_4::pre(instance_pre).map(Versioned::V0_4),
+            Version::V0_5 => v0_5::pre(instance_pre).map(Versioned::V0_5),
         }
     }
 
@@ -192,6 +208,7 @@ impl Pre {
             Versioned::V0_2(pre) => pre.instantiate(store).map(Versioned::V0_2),
             Versioned::V0_3(pre) => pre.instantiate(store).map(Versioned::V0_3),
             Versioned::V0_4(pre) => pre.instantiate(store).map(Versioned::V0_4),
+            Versioned::V0_5(pre) => pre.instantiate(store).map(Versioned::V0_5),
         }
     }
 }
@@ -203,6 +220,7 @@ impl Clone for Pre {
             Versioned::V0_2(p) => Versioned::V0_2(p.clone()),
             Versioned::V0_3(p) => Versioned::V0_3(p.clone()),
             Versioned::V0_4(p) => Versioned::V0_4(p.clone()),
+            Versioned::V0_5(p) => Versioned::V0_5(p.clone()),
         }
     }
 }
@@ -256,6 +274,7 @@ impl Bindings {
             Versioned::V0_2(b) => v0_2::sync_pod_groups(b, store, upserts, removals),
             Versioned::V0_3(b) => v0_3::sync_pod_groups(b, store, upserts, removals),
             Versioned::V0_4(b) => v0_4::sync_pod_groups(b, store, upserts, removals),
+            Versioned::V0_5(b) => v0_5::sync_pod_groups(b, store, upserts, removals),
         }
     }
 
@@ -271,6 +290,7 @@ impl Bindings {
             Versioned::V0_2(b) => v0_2::sync_placements(b, store, snapshot, slots),
             Versioned::V0_3(b) => v0_3::sync_placements(b, store, snapshot, slots),
             Versioned::V0_4(b) => v0_4::sync_placements(b, store, snapshot, slots),
+            Versioned::V0_5(b) => v0_5::sync_placements(b, store, snapshot, slots),
         }
     }
 
@@ -286,6 +306,7 @@ impl Bindings {
             Versioned::V0_2(b) => v0_2::sync_namespaces(b, store, namespaces, removals),
             Versioned::V0_3(b) => v0_3::sync_namespaces(b, store, namespaces, removals),
             Versioned::V0_4(b) => v0_4::sync_namespaces(b, store, namespaces, removals),
+            Versioned::V0_5(b) => v0_5::sync_namespaces(b, store, namespaces, removals),
         }
     }
 
@@ -300,6 +321,7 @@ impl Bindings {
             (Versioned::V0_2(b), Versioned::V0_2(p)) => v0_2::prepare(b, store, p),
             (Versioned::V0_3(b), Versioned::V0_3(p)) => v0_3::prepare(b, store, p),
             (Versioned::V0_4(b), Versioned::V0_4(p)) => v0_4::prepare(b, store, p),
+            (Versioned::V0_5(b), Versioned::V0_5(p)) => v0_5::prepare(b, store, p),
             _ => return None,
         })
     }
@@ -320,6 +342,7 @@ impl Bindings {
             Versioned::V0_2(b) => Some(v0_2::filter_nominated(b, store, slot, added)),
             Versioned::V0_3(b) => Some(v0_3::filter_nominated(b, store, slot, added)),
             Versioned::V0_4(b) => Some(v0_4::filter_nominated(b, store, slot, added)),
+            Versioned::V0_5(b) => Some(v0_5::filter_nominated(b, store, slot, added)),
         }
     }
 
@@ -334,6 +357,7 @@ impl Bindings {
         Some(match (self, pod) {
             (Versioned::V0_3(b), Versioned::V0_3(pod)) => v0_3::pre_score(b, store, pod, feasible),
             (Versioned::V0_4(b), Versioned::V0_4(pod)) => v0_4::pre_score(b, store, pod, feasible),
+            (Versioned::V0_5(b), Versioned::V0_5(pod)) => v0_5::pre_score(b, store, pod, feasible),
             _ => return None,
         })
     }
@@ -347,6 +371,7 @@ impl Bindings {
         match self {
             Versioned::V0_3(b) => Some(v0_3::score(b, store, feasible)),
             Versioned::V0_4(b) => Some(v0_4::score(b, store, feasible)),
+            Versioned::V0_5(b) => Some(v0_5::score(b, store, feasible)),
             _ => None,
         }
     }
@@ -360,6 +385,7 @@ impl Bindings {
         match self {
             Versioned::V0_3(b) => Some(v0_3::normalize_scores(b, store, raw)),
             Versioned::V0_4(b) => Some(v0_4::normalize_scores(b, store, raw)),
+            Versioned::V0_5(b) => Some(v0_5::normalize_scores(b, store, raw)),
             _ => None,
         }
     }
@@ -374,6 +400,7 @@ impl Bindings {
         match (self, pod) {
             (Versioned::V0_3(b), Versioned::V0_3(pod)) => Some(v0_3::reserve(b, store, pod, slot)),
             (Versioned::V0_4(b), Versioned::V0_4(pod)) => Some(v0_4::reserve(b, store, pod, slot)),
+            (Versioned::V0_5(b), Versioned::V0_5(pod)) => Some(v0_5::reserve(b, store, pod, slot)),
             _ => None,
         }
     }

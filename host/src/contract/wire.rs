@@ -400,15 +400,7 @@ macro_rules! since_0_2_conversions {
                 host_ports: p.host_ports.iter().map(port_to_wire).collect(),
                 requests: resources_to_wire(&p.requests),
                 annotations: labels_to_wire(&p.annotations),
-                owner_references: p
-                    .owner_references
-                    .iter()
-                    .map(|o| wire::OwnerReference {
-                        kind: o.kind.clone(),
-                        name: o.name.clone(),
-                        controller: o.controller,
-                    })
-                    .collect(),
+                owner_references: p.owner_references.iter().map(owner_to_wire).collect(),
                 priority: p.priority,
                 priority_class_name: p.priority_class_name.clone(),
                 scheduler_name: p.scheduler_name.clone(),
@@ -469,6 +461,22 @@ macro_rules! since_0_2_conversions {
 }
 
 pub(crate) use since_0_2_conversions;
+
+/// `owner_to_wire` for the versions whose owner-reference has no
+/// api-version (0.2 to 0.4); 0.5 defines its own.
+macro_rules! owners_without_api_version {
+    () => {
+        fn owner_to_wire(o: &sift_sdk::OwnerReference) -> wire::OwnerReference {
+            wire::OwnerReference {
+                kind: o.kind.clone(),
+                name: o.name.clone(),
+                controller: o.controller,
+            }
+        }
+    };
+}
+
+pub(crate) use owners_without_api_version;
 
 /// Expands, in a 0.3-or-later version module, `describe` (with the
 /// extension points) and the scorer and reserver calls.

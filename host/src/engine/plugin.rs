@@ -24,7 +24,12 @@ pub struct Cycle {
 }
 
 impl Cycle {
-    pub fn new(pod: Pod, snapshot: Arc<Snapshot>) -> Cycle {
+    /// The pod's workload selector comes from the snapshot's Services and
+    /// controllers, unless the pod carries one.
+    pub fn new(mut pod: Pod, snapshot: Arc<Snapshot>) -> Cycle {
+        if pod.workload_selector.is_none() && !snapshot.workloads().is_empty() {
+            pod.workload_selector = snapshot.workloads().selector_of(&pod);
+        }
         let nominated =
             nominated::passes_for(&pod, snapshot.nominated(), |s| snapshot.node(s).clone());
         Cycle {

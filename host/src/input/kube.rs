@@ -342,6 +342,7 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
             .iter()
             .flatten()
             .map(|o| OwnerReference {
+                api_version: o.api_version.clone(),
                 kind: o.kind.clone(),
                 name: o.name.clone(),
                 controller: o.controller.unwrap_or(false),
@@ -405,6 +406,8 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
         uid: pod.metadata.uid.clone().unwrap_or_default(),
         labels: labels(pod.metadata.labels.as_ref()),
         object: None,
+        // The snapshot's Services and controllers give it (Cycle::new).
+        workload_selector: None,
         node_name: spec.and_then(|s| s.node_name.clone()).unwrap_or_default(),
         node_selector: labels(spec.and_then(|s| s.node_selector.as_ref())),
         required_node_affinity: required,

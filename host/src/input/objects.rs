@@ -6,9 +6,11 @@
 
 use crate::input::volcano::{PodGroup, Queue};
 use anyhow::{Result, bail};
+use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::Deserialize;
 use serde_json::Value;
 use std::path::PathBuf;
@@ -46,7 +48,9 @@ pub struct Objects {
     pub priority_classes: Vec<(PriorityClass, Origin)>,
     /// PodDisruptionBudgets, which preemption spares pods by.
     pub budgets: Vec<(PodDisruptionBudget, Origin)>,
-    /// Objects of other kinds, skipped (e.g. Services in a full dump).
+    /// Services and controllers, which give pods their workload selector.
+    pub workloads: Vec<(Workload, Origin)>,
+    /// Objects of other kinds, skipped (e.g. ConfigMaps in a full dump).
     pub skipped: Vec<String>,
     /// When set, pods bound to a node go here as they are read instead of
     /// into `pods`: a big dump's bound pods then never exist all at once
@@ -80,6 +84,11 @@ impl Objects {
         if !self.budgets.is_empty() {
             parts.push(format!("{} PodDisruptionBudget", self.budgets.len()));
         }
+        let mut workloads: std::collections::BTreeMap<&str, usize> = Default::default();
+        for (w, _) in &self.workloads {
+            *workloads.entry(w.meta().1).or_default() += 1;
+        }
+        parts.extend(workloads.iter().map(|(kind, n)| format!("{n} {kind}")));
         parts.extend(self.skipped.iter().take(3).map(|s| {
             s.rsplit_once(": ")
                 .map_or(s.as_str(), |(_, what)| what)
@@ -110,6 +119,7 @@ impl Objects {
             Kept::Queue(q) => self.queues.push((*q, origin)),
             Kept::PriorityClass(pc) => self.priority_classes.push((*pc, origin)),
             Kept::PodDisruptionBudget(pdb) => self.budgets.push((*pdb, origin)),
+            Kept::Workload(w) => self.workloads.push((w, origin)),
         }
         Ok(())
     }
@@ -124,6 +134,29 @@ pub(super) enum Kept {
     Queue(Box<Queue>),
     PriorityClass(Box<PriorityClass>),
     PodDisruptionBudget(Box<PodDisruptionBudget>),
+    Workload(Workload),
+}
+
+/// A Service or a controller: what a pod's workload selector is made of
+/// (see `cluster::workloads`).
+#[derive(Clone, Debug)]
+pub enum Workload {
+    Service(Box<k8s::Service>),
+    ReplicationController(Box<k8s::ReplicationController>),
+    ReplicaSet(Box<apps::ReplicaSet>),
+    StatefulSet(Box<apps::StatefulSet>),
+}
+
+impl Workload {
+    /// Its metadata and kind.
+    pub fn meta(&self) -> (&ObjectMeta, &'static str) {
+        match self {
+            Workload::Service(o) => (&o.metadata, "Service"),
+            Workload::ReplicationController(o) => (&o.metadata, "ReplicationController"),
+            Workload::ReplicaSet(o) => (&o.metadata, "ReplicaSet"),
+            Workload::StatefulSet(o) => (&o.metadata, "StatefulSet"),
+        }
+    }
 }
 
 /// Types an object of `kind` straight from `de`, with the path of the
@@ -145,6 +178,12 @@ pub(super) fn deserialize_kept<'de, D: serde::Deserializer<'de>>(
         "Queue" => typed(de).map(Kept::Queue),
         "PriorityClass" => typed(de).map(Kept::PriorityClass),
         "PodDisruptionBudget" => typed(de).map(Kept::PodDisruptionBudget),
+        "Service" => typed(de).map(|o| Kept::Workload(Workload::Service(o))),
+        "ReplicationController" => {
+            typed(de).map(|o| Kept::Workload(Workload::ReplicationController(o)))
+        }
+        "ReplicaSet" => typed(de).map(|o| Kept::Workload(Workload::ReplicaSet(o))),
+        "StatefulSet" => typed(de).map(|o| Kept::Workload(Workload::StatefulSet(o))),
         _ => return None,
     })
 }
@@ -160,6 +199,10 @@ pub(super) fn is_kept(kind: &str) -> bool {
             | "Queue"
             | "PriorityClass"
             | "PodDisruptionBudget"
+            | "Service"
+            | "ReplicationController"
+            | "ReplicaSet"
+            | "StatefulSet"
     )
 }
 
@@ -176,7 +219,7 @@ pub(super) fn object_kind(
         (None, Some(k)) => Ok(k.to_string()),
         (None, None) => {
             bail!(
-                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass, PodDisruptionBudget or a List)"
+                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass, PodDisruptionBudget, Service, ReplicationController, ReplicaSet, StatefulSet or a List)"
             )
         }
     }

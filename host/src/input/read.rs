@@ -313,14 +313,19 @@ mod tests {
                 {"apiVersion":"v1","kind":"Node","metadata":{"name":"n1","resourceVersion":"9"}},
                 {"apiVersion":"v1","kind":"Namespace","metadata":{"name":"team-a","labels":{"team":"a"}},"status":{"phase":"Active"}},
                 {"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}},
-                {"apiVersion":"v1","kind":"Service","metadata":{"name":"s"}}]}"#,
+                {"apiVersion":"v1","kind":"Service","metadata":{"name":"s"}},
+                {"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c"}}]}"#,
         )
         .unwrap();
         assert_eq!(o.nodes.len(), 1);
         assert_eq!(o.pods.len(), 1);
         assert_eq!(o.skipped.len(), 1);
         assert_eq!(o.namespaces.len(), 1);
-        assert_eq!(o.found(), " (found: 1 Node, 1 Namespace, Service s)");
+        assert_eq!(o.workloads.len(), 1);
+        assert_eq!(
+            o.found(),
+            " (found: 1 Node, 1 Namespace, 1 Service, ConfigMap c)"
+        );
     }
 
     #[test]
@@ -438,13 +443,13 @@ mod tests {
         // `kubectl get nodes,pods,svc -A -o yaml`: keys sorted.
         let o = read(
             "c.yaml",
-            "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n  spec:\n    containers: []\n- apiVersion: v1\n  kind: Service\n  metadata:\n    name: s\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
+            "apiVersion: v1\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    name: n1\n- apiVersion: v1\n  kind: Pod\n  metadata:\n    name: p\n  spec:\n    containers: []\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: s\nkind: List\nmetadata:\n  resourceVersion: \"\"\n",
         )
         .unwrap();
         assert_eq!(names(&o), ["n1 items[0]"]);
         assert_eq!(o.pods.len(), 1);
         assert_eq!(o.pods[0].1.location, "items[1]");
-        assert_eq!(o.found(), " (found: 1 Node, Service s)");
+        assert_eq!(o.found(), " (found: 1 Node, ConfigMap s)");
         // apiVersion is read before kind and still checked by the type.
         let msg = fails(
             "v.yaml",

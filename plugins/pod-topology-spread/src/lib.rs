@@ -9,11 +9,11 @@
 //! matchLabelKeys merged into the selector, and an empty (`{}`) selector
 //! matching every pod of the namespace (kubernetes#141340).
 //!
-//! Default constraints (`PodTopologySpreadArgs`) take their selector from
-//! the Services, ReplicaSets and StatefulSets selecting the pod, which sift
-//! is not given; upstream skips a pod whose default selector comes out
-//! empty, so here default constraints never filter (the system defaults
-//! are `ScheduleAnyway` and never filter anyway).
+//! A pod without constraints of its own gets the default constraints
+//! (`PodTopologySpreadArgs`; kube-scheduler's system defaults unless
+//! `defaultingType: List`) over its workload selector, which the host
+//! deduces from the Services and controllers selecting the pod (contract
+//! 0.5's `workload-selector`); none when that selector is empty.
 //!
 //! Filtering runs in two steps, as upstream's PreFilter and Filter:
 //! 1. [`pre_filter`] builds the pod's hard constraints and counts, per
@@ -59,19 +59,91 @@ pub struct Constraint {
     pub honor_node_taints: bool,
 }
 
-/// The pod's hard constraints, in spec order (upstream's `getConstraints`
-/// for a pod with constraints of its own). An invalid selector is an
-/// error, which upstream's PreFilter returns as an Error status.
-pub fn hard_constraints(pod: &Pod) -> Result<Vec<Constraint>, String> {
-    constraints(pod, "DoNotSchedule")
-        .map_err(|e| format!("obtaining pod's hard topology spread constraints: {e}"))
+/// Where a pod without constraints of its own takes them from:
+/// `PodTopologySpreadArgs.defaultConstraints`, or with `defaultingType:
+/// System` kube-scheduler's system defaults, each with the pod's workload
+/// selector (see [`Defaults::constraints`]).
+#[derive(Clone, Debug, Default)]
+pub struct Defaults {
+    constraints: Vec<sift_sdk::TopologySpreadConstraint>,
+    /// The system defaults are in use: scoring then does not require a
+    /// node to have every key (nodes without a zone still spread by host).
+    system: bool,
 }
 
-/// The pod's constraints whose `whenUnsatisfiable` is `action`, in spec
+impl Defaults {
+    /// kube-scheduler's system defaults: hostname (maxSkew 3) then zone
+    /// (maxSkew 5), both ScheduleAnyway.
+    pub fn system() -> Defaults {
+        let soft = |key: &str, max_skew| sift_sdk::TopologySpreadConstraint {
+            max_skew,
+            topology_key: key.into(),
+            when_unsatisfiable: "ScheduleAnyway".into(),
+            ..Default::default()
+        };
+        Defaults {
+            constraints: vec![
+                soft("kubernetes.io/hostname", 3),
+                soft("topology.kubernetes.io/zone", 5),
+            ],
+            system: true,
+        }
+    }
+
+    pub fn is_system(&self) -> bool {
+        self.system
+    }
+
+    /// The pod's constraints whose `whenUnsatisfiable` is `action`: its
+    /// own, or else the defaults over its workload selector (upstream's
+    /// `buildDefaultConstraints`: none when that selector is empty).
+    pub fn constraints(&self, pod: &Pod, action: &str) -> Result<Vec<Constraint>, String> {
+        if !pod.topology_spread_constraints.is_empty() {
+            return constraints(&pod.topology_spread_constraints, &pod.labels, action);
+        }
+        let mut out = constraints(&self.constraints, &pod.labels, action)?;
+        if out.is_empty() {
+            return Ok(out);
+        }
+        // An invalid selector (one the API server would refuse) selects
+        // nothing here; upstream leaves such a controller out.
+        let selector = match pod
+            .workload_selector
+            .as_ref()
+            .map(|s| PodSelector::new(Some(s)))
+        {
+            Some(Ok(s)) if !s.is_everything() => s,
+            _ => return Ok(Vec::new()),
+        };
+        for c in &mut out {
+            c.selector = selector.clone();
+        }
+        Ok(out)
+    }
+}
+
+/// The pod's hard constraints, in spec order (upstream's `getConstraints`),
+/// its own or the defaults. An invalid selector is an error, which
+/// upstream's PreFilter returns as an Error status.
+pub fn hard_constraints(pod: &Pod, defaults: &Defaults) -> Result<Vec<Constraint>, String> {
+    defaults.constraints(pod, "DoNotSchedule").map_err(|e| {
+        if pod.topology_spread_constraints.is_empty() {
+            format!("setting default hard topology spread constraints: {e}")
+        } else {
+            format!("obtaining pod's hard topology spread constraints: {e}")
+        }
+    })
+}
+
+/// The constraints of `list` whose `whenUnsatisfiable` is `action`, in
 /// order, defaults applied (upstream's `filterTopologySpreadConstraints`).
-pub fn constraints(pod: &Pod, action: &str) -> Result<Vec<Constraint>, String> {
+pub fn constraints(
+    list: &[sift_sdk::TopologySpreadConstraint],
+    labels: &Labels,
+    action: &str,
+) -> Result<Vec<Constraint>, String> {
     let mut out = Vec::new();
-    for c in &pod.topology_spread_constraints {
+    for c in list {
         if c.when_unsatisfiable != action {
             continue;
         }
@@ -80,7 +152,7 @@ pub fn constraints(pod: &Pod, action: &str) -> Result<Vec<Constraint>, String> {
         let pairs: Vec<(String, String)> = c
             .match_label_keys
             .iter()
-            .filter_map(|k| pod.labels.get(k).map(|v| (k.clone(), v.to_string())))
+            .filter_map(|k| labels.get(k).map(|v| (k.clone(), v.to_string())))
             .collect();
         out.push(Constraint {
             max_skew: c.max_skew,
@@ -138,18 +210,23 @@ pub(crate) fn has_all_keys(labels: &Labels, constraints: &[Constraint]) -> bool 
 
 /// Upstream's PreFilter: `Ok(None)` is Skip (no hard constraint), an error
 /// is PreFilter's Error status.
-pub fn pre_filter(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<SpreadState>, String> {
-    pre_filter_cached(pod, cluster, &EligibilityCache::default())
+pub fn pre_filter(
+    pod: &Pod,
+    defaults: &Defaults,
+    cluster: &dyn ClusterView,
+) -> Result<Option<SpreadState>, String> {
+    pre_filter_cached(pod, defaults, cluster, &EligibilityCache::default())
 }
 
 /// [`pre_filter`], reusing which nodes count for a constraint from `cache`
 /// when the view and the pod's inclusion inputs are the same.
 pub fn pre_filter_cached(
     pod: &Pod,
+    defaults: &Defaults,
     cluster: &dyn ClusterView,
     cache: &EligibilityCache,
 ) -> Result<Option<SpreadState>, String> {
-    let constraints = hard_constraints(pod)?;
+    let constraints = hard_constraints(pod, defaults)?;
     if constraints.is_empty() {
         return Ok(None);
     }
@@ -456,24 +533,49 @@ struct SpreadArgs {
 
 #[derive(serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-// The last four are accepted, as upstream accepts them, and never read.
-#[allow(dead_code)]
 struct DefaultConstraint {
     max_skew: i32,
     #[serde(default)]
     topology_key: String,
     #[serde(default)]
     when_unsatisfiable: String,
+    /// Refused by validation: the selector is deduced for each pod.
     #[serde(default)]
     label_selector: Option<serde::de::IgnoredAny>,
     #[serde(default)]
-    min_domains: Option<serde::de::IgnoredAny>,
+    min_domains: Option<i32>,
     #[serde(default)]
-    node_affinity_policy: Option<serde::de::IgnoredAny>,
+    node_affinity_policy: Option<String>,
     #[serde(default)]
-    node_taints_policy: Option<serde::de::IgnoredAny>,
+    node_taints_policy: Option<String>,
     #[serde(default)]
-    match_label_keys: Option<serde::de::IgnoredAny>,
+    match_label_keys: Vec<String>,
+}
+
+impl SpreadArgs {
+    /// The validated arguments' defaults.
+    fn defaults(self) -> Defaults {
+        if self.defaulting_type.as_deref().unwrap_or("System") == "System" {
+            return Defaults::system();
+        }
+        Defaults {
+            constraints: self
+                .default_constraints
+                .into_iter()
+                .map(|c| sift_sdk::TopologySpreadConstraint {
+                    max_skew: c.max_skew,
+                    topology_key: c.topology_key,
+                    when_unsatisfiable: c.when_unsatisfiable,
+                    label_selector: None,
+                    min_domains: c.min_domains,
+                    node_affinity_policy: c.node_affinity_policy,
+                    node_taints_policy: c.node_taints_policy,
+                    match_label_keys: c.match_label_keys,
+                })
+                .collect(),
+            system: false,
+        }
+    }
 }
 
 fn validate(args: &SpreadArgs) -> Result<(), String> {
@@ -542,6 +644,7 @@ pub struct CycleState {
 /// trait.
 #[derive(Debug, Default)]
 pub struct PodTopologySpread {
+    defaults: Defaults,
     eligibility: EligibilityCache,
 }
 
@@ -560,14 +663,14 @@ impl Plugin for PodTopologySpread {
             args.parse()?
         };
         validate(&args)?;
-        // Default constraints only apply with a selector deduced from the
-        // pod's Services and controllers, which sift is not given: they
-        // never apply here (see the module's doc).
-        Ok(PodTopologySpread::default())
+        Ok(PodTopologySpread {
+            defaults: args.defaults(),
+            eligibility: EligibilityCache::default(),
+        })
     }
 
     fn prepare(&self, pod: &Pod, cluster: &dyn ClusterView) -> Prepare<CycleState> {
-        match pre_filter_cached(pod, cluster, &self.eligibility) {
+        match pre_filter_cached(pod, &self.defaults, cluster, &self.eligibility) {
             Ok(Some(filter)) => Prepare::Proceed(CycleState {
                 filter,
                 ..CycleState::default()
@@ -604,7 +707,7 @@ impl Plugin for PodTopologySpread {
         feasible: &[&Node],
         cluster: &dyn ClusterView,
     ) -> PreScore<CycleState> {
-        match scoring::pre_score(pod, feasible, cluster) {
+        match scoring::pre_score(pod, &self.defaults, feasible, cluster) {
             Ok(Some(score)) => PreScore::Proceed(CycleState {
                 score,
                 ..CycleState::default()
@@ -702,7 +805,10 @@ mod tests {
             ..Default::default()
         };
         let cluster = sift_sdk::ClusterTables::default();
-        match PodTopologySpread::default().prepare(&pod, &cluster) {
+        match PodTopologySpread::new(Args::default())
+            .unwrap()
+            .prepare(&pod, &cluster)
+        {
             Prepare::Reject(s) => {
                 assert_eq!(s.code, sift_sdk::Code::Error);
                 assert!(s.reasons()[0].starts_with(

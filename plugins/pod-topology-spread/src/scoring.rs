@@ -18,12 +18,12 @@
 //! - NormalizeScore gives `100 * (max + min - s) / max` (integers), 100 to
 //!   every node when the maximum is 0.
 //!
-//! A pod without constraints of its own would be scored by the default
-//! constraints, whose selector comes from the Services and controllers
-//! selecting the pod; sift is not given those, so such a pod is skipped,
-//! as upstream skips a pod whose default selector is empty.
+//! A pod without constraints of its own is scored by the default
+//! constraints over its workload selector ([`Defaults`]); with the system
+//! defaults a node need not have every key: a node without a zone label
+//! falls in the zone domain "" when counting, and is still scored by host.
 
-use crate::{Constraint, constraints, has_all_keys, included};
+use crate::{Constraint, Defaults, has_all_keys, included};
 use sift_sdk::selector::RequiredNodeAffinity;
 use sift_sdk::{ClusterView, FastMap, MAX_NODE_SCORE, Node, Pod};
 use std::collections::HashSet;
@@ -49,12 +49,24 @@ pub struct ScoreState {
 /// is PreScore's Error status.
 pub fn pre_score(
     pod: &Pod,
+    defaults: &Defaults,
     feasible: &[&Node],
     cluster: &dyn ClusterView,
 ) -> Result<Option<ScoreState>, String> {
-    let constraints = constraints(pod, "ScheduleAnyway").map_err(|e| {
-        format!("calculating preScoreState: obtaining pod's soft topology spread constraints: {e}")
+    let own = !pod.topology_spread_constraints.is_empty();
+    let constraints = defaults.constraints(pod, "ScheduleAnyway").map_err(|e| {
+        if own {
+            format!(
+                "calculating preScoreState: obtaining pod's soft topology spread constraints: {e}"
+            )
+        } else {
+            format!(
+                "calculating preScoreState: setting default soft topology spread constraints: {e}"
+            )
+        }
     })?;
+    // Only the system defaults spare a node some key.
+    let require_all = own || !defaults.is_system();
     if constraints.is_empty() || cluster.slots() == 0 {
         return Ok(None);
     }
@@ -63,7 +75,7 @@ pub fn pre_score(
     let mut counts: Vec<FastMap<String, i64>> = vec![FastMap::default(); constraints.len()];
     let mut scored_nodes = 0usize;
     for node in feasible {
-        let lacks_key = !has_all_keys(&node.labels, &constraints);
+        let lacks_key = require_all && !has_all_keys(&node.labels, &constraints);
         ignored_at.push(lacks_key);
         if lacks_key {
             ignored.insert(node.name.clone());
@@ -91,7 +103,7 @@ pub fn pre_score(
             (size as f64 + 2.0).ln()
         })
         .collect();
-    count(pod, cluster, &constraints, &mut counts);
+    count(pod, cluster, &constraints, require_all, &mut counts);
     Ok(Some(ScoreState {
         constraints,
         ignored,
@@ -107,6 +119,7 @@ fn count(
     pod: &Pod,
     cluster: &dyn ClusterView,
     constraints: &[Constraint],
+    require_all: bool,
     counts: &mut [FastMap<String, i64>],
 ) {
     let affinity = RequiredNodeAffinity::of(pod);
@@ -134,10 +147,10 @@ fn count(
                 // Score counts them whatever the inclusion policies say.
                 let domain = if c.topology_key.as_str() == HOSTNAME {
                     Some(node.name.as_str())
-                } else if has_all_keys(&node.labels, constraints)
+                } else if (!require_all || has_all_keys(&node.labels, constraints))
                     && included(c, node, &affinity, &pod.tolerations)
                 {
-                    node.labels.get_key(&c.topology_key)
+                    Some(node.labels.get_key(&c.topology_key).unwrap_or_default())
                 } else {
                     None
                 };
@@ -264,7 +277,7 @@ mod tests {
     /// PreScore, Score and NormalizeScore over every node, raw and normalized.
     fn scores(pod: &Pod, c: &ClusterTables) -> Option<(Vec<i64>, Vec<i64>)> {
         let nodes: Vec<&Node> = c.nodes.iter().collect();
-        let state = pre_score(pod, &nodes, c).unwrap()?;
+        let state = pre_score(pod, &Defaults::default(), &nodes, c).unwrap()?;
         let raw: Vec<i64> = nodes.iter().map(|n| score(&state, n)).collect();
         let mut normalized = raw.clone();
         normalize(&state, &mut normalized);
@@ -342,7 +355,7 @@ mod tests {
         });
         let c = cluster(vec![vec![], vec![], vec![], vec![]]);
         let nodes: Vec<&Node> = c.nodes.iter().collect();
-        let e = pre_score(&incoming(vec![bad]), &nodes, &c).unwrap_err();
+        let e = pre_score(&incoming(vec![bad]), &Defaults::default(), &nodes, &c).unwrap_err();
         assert!(
             e.starts_with(
                 "calculating preScoreState: obtaining pod's soft topology spread constraints:"
