@@ -384,43 +384,10 @@ def f_fit(pod, ns, _all):
     return None
 
 
-def _selector_matches(sel, labels):
-    for k, v in sel.get("matchLabels", {}).items():
-        if labels.get(k) != v:
-            return False
-    for e in sel.get("matchExpressions", []):
-        if e["operator"] == "Exists" and e["key"] not in labels:
-            return False
-        if e["operator"] == "In" and labels.get(e["key"]) not in e["values"]:
-            return False
-    return True
-
-
 def f_spread(pod, ns, all_states):
-    """podtopologyspread/filtering.go, DoNotSchedule constraints only, no
-    minDomains, default policies (nodeAffinityPolicy Honor only matters with
-    a node selector, which these cases do not combine with spreading)."""
-    for c in pod["spec"].get("topologySpreadConstraints", []):
-        if c["whenUnsatisfiable"] != "DoNotSchedule":
-            continue
-        tk = c["topologyKey"]
-        if tk not in ns.node["metadata"].get("labels", {}):
-            return (UNRESOLVABLE,
-                    ["node(s) didn't match pod topology spread constraints (missing required label)"])
-        counts = {}
-        for s in all_states:
-            v = s.node["metadata"].get("labels", {}).get(tk)
-            if v is None:
-                continue
-            n = sum(1 for p in s.pods
-                    if p["metadata"].get("namespace") == pod["metadata"].get("namespace")
-                    and _selector_matches(c["labelSelector"], p["metadata"].get("labels", {})))
-            counts[v] = counts.get(v, 0) + n
-        self_match = 1 if _selector_matches(c["labelSelector"], pod["metadata"].get("labels", {})) else 0
-        here = counts[ns.node["metadata"]["labels"][tk]]
-        if here + self_match - min(counts.values()) > c["maxSkew"]:
-            return (UNSCHED, ["node(s) didn't match pod topology spread constraints"])
-    return None
+    """PodTopologySpread's PreFilter and Filter: see pod_topology_spread_filter
+    in the pod topology spread section below."""
+    return pod_topology_spread_filter(pod, ns, all_states)
 
 
 def f_noop(pod, ns, _all):
@@ -881,33 +848,48 @@ def inter_pod_affinity_scores(pod, states, all_states, args, namespaces):
 
 # ------------------------------------------------- pod topology spread
 # podtopologyspread/scoring.go (initPreScoreState, PreScore, Score,
-# NormalizeScore, topologyNormalizingWeight, scoreForCount) and common.go
-# (filterTopologySpreadConstraints, mergeLabelSetWithSelector,
-# matchNodeInclusionPolicies, nodeLabelsMatchSpreadConstraints,
-# countPodsMatchSelector), master as of v1.36.
+# NormalizeScore, topologyNormalizingWeight, scoreForCount), filtering.go
+# (calPreFilterState, minMatchNum, Filter), common.go
+# (buildDefaultConstraints, filterTopologySpreadConstraints,
+# mergeLabelSetWithSelector, matchNodeInclusionPolicies,
+# nodeLabelsMatchSpreadConstraints, countPodsMatchSelector), plugin.go
+# (systemDefaultConstraints, New, getConstraints) and
+# helper/spread.go (DefaultSelector, GetPodServices), master as of v1.36.
 HOSTNAME_LABEL = "kubernetes.io/hostname"  # v1.LabelHostname
+ZONE_LABEL = "topology.kubernetes.io/zone"  # v1.LabelTopologyZone
+MAX_INT32 = 2 ** 31 - 1
+
+# plugin.go systemDefaultConstraints: what `defaultingType: System` (the v1
+# default) spreads a pod without constraints of its own over.
+SYSTEM_DEFAULT_CONSTRAINTS = [
+    {"maxSkew": 3, "topologyKey": HOSTNAME_LABEL, "whenUnsatisfiable": "ScheduleAnyway"},
+    {"maxSkew": 5, "topologyKey": ZONE_LABEL, "whenUnsatisfiable": "ScheduleAnyway"},
+]
 
 
 class SpreadConstraint:
-    """One soft constraint of the incoming pod as the plugin holds it.
+    """One constraint of the incoming pod as the plugin holds it.
 
     The selector is metav1.LabelSelectorAsSelector of labelSelector: an
     absent labelSelector selects nothing (labels.Nothing, whose Empty() is
     false), `{}` is the "empty" selector (Empty() true), anything else the
     AND of matchLabels and matchExpressions (an invalid expression is a
-    parse error, which fails PreScore: the model raises InvalidSelector).
+    parse error, which fails PreFilter / PreScore: the model raises
+    InvalidSelector).
     matchLabelKeys (MatchLabelKeysInPodTopologySpread, on by default): the
     pod's own value for each listed key it has becomes one more equality
     requirement, unless no key is found (selector unchanged) or the selector
     selects nothing (it has no requirements to merge into and stays
     nothing). So `{}` plus a key the pod has is no longer empty. minDomains
-    plays no part in scoring. nodeAffinityPolicy defaults to Honor,
-    nodeTaintsPolicy to Ignore (NodeInclusionPolicyInPodTopologySpread is GA
-    and locked on)."""
+    (1 when unset) plays a part in filtering only. nodeAffinityPolicy
+    defaults to Honor, nodeTaintsPolicy to Ignore
+    (NodeInclusionPolicyInPodTopologySpread is GA and locked on). A default
+    constraint gets the pod's DefaultSelector instead (use_selector)."""
 
     def __init__(self, c, pod_labels):
         self.key = c["topologyKey"]
         self.max_skew = c["maxSkew"]
+        self.min_domains = c.get("minDomains") or 1
         self.affinity_policy = c.get("nodeAffinityPolicy") or "Honor"
         self.taints_policy = c.get("nodeTaintsPolicy") or "Ignore"
         sel = c.get("labelSelector")
@@ -924,6 +906,13 @@ class SpreadConstraint:
             reqs = from_pod + reqs
         self.reqs = reqs
         self.empty = not self.nothing and not reqs
+
+    def use_selector(self, reqs):
+        """buildDefaultConstraints: the constraint's selector becomes the
+        pod's DefaultSelector (never empty here: an empty one means no
+        default constraints at all)."""
+        self.nothing, self.reqs, self.empty = False, list(reqs), not reqs
+        return self
 
     def matches(self, labels):
         return not self.nothing and all(_requirement_matches(r, labels) for r in self.reqs)
@@ -942,12 +931,154 @@ class SpreadConstraint:
         return True
 
 
-def spread_constraints(pod, action):
-    """filterTopologySpreadConstraints: the pod's constraints whose
-    whenUnsatisfiable is `action`, in spec order."""
+def pts_args(config):
+    """PodTopologySpreadArgs of the case config (pluginConfig), as New takes
+    them: (default constraints, systemDefaulted). v1 defaulting makes an
+    unset defaultingType System; ValidatePodTopologySpreadArgs rejects
+    System with defaultConstraints, a default constraint with a
+    labelSelector, and two with the same (topologyKey, whenUnsatisfiable)
+    (the model raises ValueError). System: SYSTEM_DEFAULT_CONSTRAINTS;
+    List: the listed ones, none when the list is empty or absent."""
+    args = {}
+    for pc in (config or {}).get("pluginConfig") or []:
+        if pc["name"] == "PodTopologySpread":
+            args = pc.get("args") or {}
+    kind = args.get("defaultingType") or "System"
+    listed = args.get("defaultConstraints") or []
+    if kind not in ("System", "List"):
+        raise ValueError(f"defaultingType {kind!r}")
+    if kind == "System":
+        if listed:
+            raise ValueError("defaultingType System with defaultConstraints")
+        return SYSTEM_DEFAULT_CONSTRAINTS, True
+    seen = set()
+    for c in listed:
+        if c.get("labelSelector") is not None:
+            raise ValueError("a default constraint must not define a selector")
+        pair = (c["topologyKey"], c["whenUnsatisfiable"])
+        if pair in seen:
+            raise ValueError(f"duplicate default constraint {pair}")
+        seen.add(pair)
+    return listed, False
+
+
+# helper/spread.go DefaultSelector: the controller kinds whose selector
+# counts, by the owner reference's exact group/version and kind
+# (schema.ParseGroupVersion(apiVersion).WithKind(kind) compared with
+# v1 ReplicationController, apps/v1 ReplicaSet, apps/v1 StatefulSet).
+_RC = ("v1", "ReplicationController")
+_SET_KINDS = {("apps/v1", "ReplicaSet"), ("apps/v1", "StatefulSet")}
+WORKLOAD_KINDS = ("Service", "ReplicationController", "ReplicaSet", "StatefulSet")
+
+
+def _ns(obj):
+    return obj["metadata"].get("namespace", "default")
+
+
+def default_selector(pod, workloads):
+    """helper.DefaultSelector over the case's Services and controllers
+    (`workloads`, kubectl-style objects), as a list of requirements; [] is
+    the empty selector (no default constraints).
+      - GetPodServices: the Services of the pod's namespace; one whose
+        spec.selector is unset matches nothing and is skipped; one whose
+        selector map the pod's labels match (every pair present, `{}`
+        matching everything) has its map merged into a label set (a later
+        map's value wins on a shared key; Services that all match the pod
+        cannot disagree);
+      - the pod's controller reference (metav1.GetControllerOfNoCopy: the
+        first ownerReference with controller true); none -> done. Its
+        apiVersion and kind must be exactly v1 ReplicationController,
+        apps/v1 ReplicaSet or apps/v1 StatefulSet (anything else, e.g.
+        extensions/v1beta1, adds nothing). The object is looked up by name
+        in the pod's namespace (not found: nothing), whether or not it
+        selects the pod:
+          ReplicationController: its spec.selector map merged into the
+            label set (its value wins over a Service's on a shared key);
+          ReplicaSet / StatefulSet: LabelSelectorAsSelector(spec.selector);
+            a parse error, an unset selector (Nothing) and `{}` add
+            nothing, else its requirements (matchLabels as equalities,
+            then matchExpressions) are ANDed to the label set's.
+    The label set's pairs become equality requirements."""
+    ns = pod["metadata"].get("namespace", "default")
     labels = pod["metadata"].get("labels") or {}
-    return [SpreadConstraint(c, labels) for c in pod["spec"].get("topologySpreadConstraints") or []
-            if c.get("whenUnsatisfiable") == action]
+    label_set = {}
+    for svc in workloads:
+        if svc["kind"] != "Service" or _ns(svc) != ns:
+            continue
+        sel = (svc.get("spec") or {}).get("selector")
+        if sel is None:
+            continue
+        if all(k in labels and labels[k] == v for k, v in sel.items()):
+            label_set.update(sel)
+    extra = []
+    owner = next((o for o in pod["metadata"].get("ownerReferences") or [] if o.get("controller")), None)
+    if owner is not None:
+        gvk = (owner.get("apiVersion"), owner.get("kind"))
+        if gvk == _RC or gvk in _SET_KINDS:
+            target = next((o for o in workloads if o["kind"] == gvk[1] and _ns(o) == ns
+                           and o["metadata"]["name"] == owner.get("name")), None)
+            spec = (target or {}).get("spec") or {}
+            if target is not None and gvk == _RC:
+                label_set.update(spec.get("selector") or {})
+            elif target is not None:
+                sel = spec.get("selector")
+                if sel is not None:
+                    reqs = [{"key": k, "operator": "In", "values": [v]}
+                            for k, v in sorted((sel.get("matchLabels") or {}).items())]
+                    reqs += list(sel.get("matchExpressions") or [])
+                    try:
+                        for r in reqs:
+                            _requirement_matches(r, {})
+                        extra = reqs
+                    except InvalidSelector:
+                        extra = []
+    return [{"key": k, "operator": "In", "values": [v]} for k, v in sorted(label_set.items())] + extra
+
+
+SPREAD = "_spread"  # the key with_spread puts on the model's copy of a pending pod
+
+
+def resolve_spread(pod, workloads=(), config=None):
+    """The pod's constraints as PreFilter and PreScore take them:
+    (hard, soft, require_all).
+      - A pod with topologySpreadConstraints of its own: its DoNotSchedule
+        ones (PreFilter) and its ScheduleAnyway ones (PreScore), through
+        filterTopologySpreadConstraints; no default constraint is added,
+        even when one action has none.
+      - Otherwise buildDefaultConstraints: the default constraints
+        (pts_args) whose whenUnsatisfiable is the action, each with the
+        pod's DefaultSelector as its selector (their own selector and
+        matchLabelKeys are dropped); none when the DefaultSelector is empty.
+    require_all (PreScore's requireAllTopologies) is true unless the pod
+    has no constraint of its own and the defaults are the system ones."""
+    labels = pod["metadata"].get("labels") or {}
+    own = pod["spec"].get("topologySpreadConstraints") or []
+    if own:
+        return ([SpreadConstraint(c, labels) for c in own if c.get("whenUnsatisfiable") == "DoNotSchedule"],
+                [SpreadConstraint(c, labels) for c in own if c.get("whenUnsatisfiable") == "ScheduleAnyway"],
+                True)
+    defaults, system = pts_args(config)
+    reqs = default_selector(pod, workloads)
+
+    def build(action):
+        if not reqs:
+            return []
+        return [SpreadConstraint(c, labels).use_selector(reqs)
+                for c in defaults if c.get("whenUnsatisfiable") == action]
+
+    return build("DoNotSchedule"), build("ScheduleAnyway"), not system
+
+
+def with_spread(pod, workloads=(), config=None):
+    """A copy of the pending pod carrying resolve_spread's result (under
+    SPREAD), which the filter and the scorer read: the Services and
+    controllers never change during a case, so upstream's per-cycle
+    DefaultSelector gives the same every cycle."""
+    return dict(pod, **{SPREAD: resolve_spread(pod, workloads, config)})
+
+
+def spread_of(pod):
+    return pod[SPREAD] if SPREAD in pod else resolve_spread(pod)
 
 
 def count_pods_match_selector(pods, c, namespace):
@@ -962,36 +1093,83 @@ def count_pods_match_selector(pods, c, namespace):
                and c.matches(p["metadata"].get("labels") or {}))
 
 
+SPREAD_MISMATCH = "node(s) didn't match pod topology spread constraints"  # ErrReasonConstraintsNotMatch
+SPREAD_MISSING_LABEL = SPREAD_MISMATCH + " (missing required label)"   # ErrReasonNodeLabelNotMatch
+
+
+def pod_topology_spread_filter(pod, ns, all_states):
+    """filtering.go PreFilter (calPreFilterState) and Filter for the node
+    `ns`; `all_states` is the whole snapshot (with any nominated pods the
+    caller put on their node, which is what AddPod does upstream).
+    The constraints are resolve_spread's hard ones (own DoNotSchedule, or
+    DoNotSchedule defaults); none: PreFilter Skip, every node passes.
+    PreFilter: every node of the snapshot that has every constraint's key
+    adds, per constraint whose inclusion policies admit it, its
+    countPodsMatchSelector to the constraint's domain (its value of the
+    key), zero counts included; each constraint has its own counts.
+    Filter, constraint by constraint in order:
+      - the node lacks the key -> UnschedulableAndUnresolvable
+        "... (missing required label)";
+      - minMatch = the smallest count of the constraint's domains, or 0
+        when it has fewer domains than minDomains (so also when it has none);
+      - count of the node's domain (0 when absent) + 1 if the constraint's
+        selector matches the pod's own labels - minMatch > maxSkew ->
+        Unschedulable "node(s) didn't match pod topology spread constraints"."""
+    hard, _soft, _all = spread_of(pod)
+    if not hard:
+        return None
+    namespace = pod["metadata"].get("namespace", "default")
+    counts = [{} for _ in hard]
+    for s in all_states:
+        labels = s.node["metadata"].get("labels") or {}
+        if not all(c.key in labels for c in hard):
+            continue
+        for i, c in enumerate(hard):
+            if not c.includes(pod, s.node):
+                continue
+            v = labels[c.key]
+            counts[i][v] = counts[i].get(v, 0) + count_pods_match_selector(s.pods, c, namespace)
+    labels = ns.node["metadata"].get("labels") or {}
+    own = pod["metadata"].get("labels") or {}
+    for i, c in enumerate(hard):
+        if c.key not in labels:
+            return (UNRESOLVABLE, [SPREAD_MISSING_LABEL])
+        lo = 0 if len(counts[i]) < c.min_domains else min(counts[i].values())
+        skew = counts[i].get(labels[c.key], 0) + (1 if c.matches(own) else 0) - lo
+        if skew > c.max_skew:
+            return (UNSCHED, [SPREAD_MISMATCH])
+    return None
+
+
 def pod_topology_spread_scores(pod, states, all_states):
     """podtopologyspread/scoring.go PreScore, Score, NormalizeScore over the
     feasible nodes `states`; `all_states` is the whole snapshot.
-    PreScore: the constraints are the pod's ScheduleAnyway ones (a pod with
-    no constraint at all would get the default constraints, whose selector
-    comes from the Services / ReplicaSets / StatefulSets / RCs selecting it;
-    no case has such objects, so the selector is empty and there are none).
-    None: Skip, 0 on every node. Pods with constraints of their own require
-    every topology key on a node (requireAllTopologies):
+    PreScore: the constraints are resolve_spread's soft ones (the pod's
+    ScheduleAnyway constraints, or the ScheduleAnyway defaults over its
+    DefaultSelector). None: Skip, 0 on every node.
+    With require_all (the pod's own constraints, or List defaults):
       - a feasible node lacking any key is ignored (score 0, out of the
         normalization);
+    without it (the system defaults) no node is ignored, and a node's value
+    of a key it lacks is "" (a domain of its own). Then:
       - per constraint, the domains are the values of the non-ignored
         feasible nodes (hostname constraints keep none: counted in Score),
         and the weight is ln(size + 2), size the number of those values, for
         kubernetes.io/hostname the number of non-ignored feasible nodes;
-      - every node of the snapshot (feasible or not) that has all the keys
-        adds, per constraint whose inclusion policies admit it and whose
-        value is one of the domains, countPodsMatchSelector of its pods to
-        that domain.
-    Score: for each constraint the node has the key of, cnt = the domain's
-    count, or for kubernetes.io/hostname countPodsMatchSelector of the
-    node's own pods (no inclusion policy is applied there); the sum of
-    cnt * weight + (maxSkew - 1) in float64, math.Round'ed.
+      - every node of the snapshot (feasible or not; with require_all only
+        those with all the keys) adds, per constraint whose inclusion
+        policies admit it and whose value ("" if it lacks the key) is one
+        of the domains, countPodsMatchSelector of its pods to that domain.
+    Score: for each constraint whose key the node has (a node lacking it
+    skips the constraint), cnt = the domain's count, or for
+    kubernetes.io/hostname countPodsMatchSelector of the node's own pods (no
+    inclusion policy is applied there); the sum of cnt * weight +
+    (maxSkew - 1) in float64, math.Round'ed.
     NormalizeScore: min and max over the non-ignored nodes (max starting at
     0); max 0 -> 100 each; else 100 * (max + min - s) / max in integers;
     ignored nodes 0."""
     zeros = {s.name: 0 for s in states}
-    if not pod["spec"].get("topologySpreadConstraints"):
-        return zeros  # default constraints: no selecting object in any case -> Skip
-    cons = spread_constraints(pod, "ScheduleAnyway")
+    _hard, cons, require_all = spread_of(pod)
     if not cons or not all_states:
         return zeros  # Skip
     namespace = pod["metadata"].get("namespace", "default")
@@ -1002,24 +1180,24 @@ def pod_topology_spread_scores(pod, states, all_states):
     def has_all_keys(s):
         return all(c.key in labels_of(s) for c in cons)
 
-    ignored = {s.name for s in states if not has_all_keys(s)}
+    ignored = {s.name for s in states if require_all and not has_all_keys(s)}
     domains = [{} for _ in cons]
     for s in states:
         if s.name in ignored:
             continue
         for i, c in enumerate(cons):
             if c.key != HOSTNAME_LABEL:
-                domains[i].setdefault(labels_of(s)[c.key], 0)
+                domains[i].setdefault(labels_of(s).get(c.key, ""), 0)
     scored = len(states) - len(ignored)
     weights = [math.log(float((scored if c.key == HOSTNAME_LABEL else len(domains[i])) + 2))
                for i, c in enumerate(cons)]
     for s in all_states:
-        if not has_all_keys(s):
+        if require_all and not has_all_keys(s):
             continue
         for i, c in enumerate(cons):
             if not c.includes(pod, s.node):
                 continue
-            v = labels_of(s)[c.key]
+            v = labels_of(s).get(c.key, "")
             if v in domains[i]:
                 domains[i][v] += count_pods_match_selector(s.pods, c, namespace)
     raw = {}
@@ -1417,7 +1595,8 @@ def fit_error_histogram(statuses, states):
 
 
 # ---------------------------------------------------------------------- loop
-def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=False, namespaces=None):
+def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=False, namespaces=None,
+             workloads=()):
     """The scheduleOne loop over a workload that arrives at once (instant 0).
     A tie between the highest totals is an error unless `ties_ok` (upstream
     picks among them at random; sift takes the first in node order, as here,
@@ -1438,7 +1617,10 @@ def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=
     hold them in backoff for a second; the cases are built so that this does
     not change the outcome, see README.md). `pdbs` are the cluster's
     PodDisruptionBudgets, read by the preemption only and never updated;
-    `namespaces` the labels of its Namespace objects, by name.
+    `namespaces` the labels of its Namespace objects, by name; `workloads`
+    its Services, ReplicationControllers, ReplicaSets and StatefulSets,
+    which give each pending pod its DefaultSelector (with_spread), also
+    never updated.
 
     A cycle: a pod with a nominated node tries it first and takes it if it
     passes the filters (findNodesThatFitPod / evaluateNominatedNode); else
@@ -1460,6 +1642,7 @@ def simulate(nodes, pods, workload, config=None, filters=None, pdbs=(), ties_ok=
         by_name[p["spec"]["nodeName"]].add(p)
         start[key(p)] = 0
     plugins = score_plugins(config)
+    workload = [with_spread(p, workloads, config) for p in workload]
     queued = {key(p): now for p in workload}
 
     def qkey(p):
