@@ -312,7 +312,7 @@ def only_balanced(resources=RES):
 
 def case(group, name, source, nodes, workload, pods=(), config=None, filters=None,
          binds=None, unscheduled=(), messages=True, upstream=None, notes=None, preempted=None,
-         objects=(), candidates=None, ties=False, namespaces=()):
+         objects=(), candidates=None, ties=False, namespaces=(), scores=None):
     """binds: the expected binds, by hand; messages: False leaves FitError
     texts out (an upstream message not certain enough to pin); upstream:
     {node: score} expected by the upstream scoring test for the first
@@ -326,15 +326,21 @@ def case(group, name, source, nodes, workload, pods=(), config=None, filters=Non
     pod's first preemption in upstream's order (non-violating candidates
     first, each group in node order), checked against the model; it is not
     written to the case (sift reports no candidates), the notes show it.
+    objects may also hold Services and controllers (service(),
+    replica_set(), stateful_set(), replication_controller()), which give
+    pods without spread constraints their default ones.
     ties: the highest totals may tie (upstream then picks at random): a
     pod placed on a tie is left out of `binds` (by hand and written).
     namespaces: the case's Namespace objects (see namespace()), written
-    only when there are some."""
+    only when there are some. scores: {plugin: {node: score}} by hand for
+    the first workload pod over the nodes that pass the case's filters
+    (any configured plugins, not only upstream's one), checked against the
+    model and written to expect.scores with the upstream ones."""
     CASES.append(dict(group=group, name=name, source=source, nodes=nodes, pods=list(pods),
                       workload=list(workload), config=config, filters=filters,
                       binds=binds or {}, unscheduled=list(unscheduled), messages=messages,
                       upstream=upstream, notes=notes, preempted=preempted, objects=list(objects),
-                      candidates=candidates, ties=ties, namespaces=list(namespaces)))
+                      candidates=candidates, ties=ties, namespaces=list(namespaces), scores=scores))
 
 
 def up(test, sub, file):
@@ -2530,14 +2536,26 @@ def finish(c, cid):
         p["metadata"]["creationTimestamp"] = f"2025-01-02T00:{i // 60:02d}:{i % 60:02d}Z"
 
     for o in c["objects"]:
-        assert o["kind"] == "PodDisruptionBudget", o["kind"]
-        o["metadata"]["uid"] = uid(cid, "pdb", o["metadata"]["namespace"], o["metadata"]["name"])
-        pdb_status(o, c["pods"])
+        if o["kind"] == "PodDisruptionBudget":
+            o["metadata"]["uid"] = uid(cid, "pdb", o["metadata"]["namespace"], o["metadata"]["name"])
+            pdb_status(o, c["pods"])
+        else:
+            assert o["kind"] in model.WORKLOAD_KINDS, o["kind"]
+            o["metadata"]["uid"] = uid(cid, o["kind"].lower(), o["metadata"]["namespace"], o["metadata"]["name"])
     pdbs = [o for o in c["objects"] if o["kind"] == "PodDisruptionBudget"]
+    workloads = [o for o in c["objects"] if o["kind"] in model.WORKLOAD_KINDS]
+    for p in c["pods"] + c["workload"]:
+        for ref in p["metadata"].get("ownerReferences") or []:
+            # the owner's uid when the case has it (same kind, namespace, name), else a made-up one
+            found = next((o for o in workloads if o["kind"] == ref["kind"]
+                          and o["metadata"]["namespace"] == p["metadata"]["namespace"]
+                          and o["metadata"]["name"] == ref["name"]), None)
+            ref["uid"] = (found["metadata"]["uid"] if found is not None
+                          else uid(cid, "owner", ref["apiVersion"], ref["kind"], ref["name"]))
 
     ns_labels = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in c["namespaces"]}
     binds, unscheduled, messages, preempted, trace = model.simulate(
-        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs, c["ties"], ns_labels)
+        c["nodes"], c["pods"], c["workload"], c["config"], c["filters"], pdbs, c["ties"], ns_labels, workloads)
     bound_total = len(binds)
     tied = {t["pod"] for t in trace if t.get("tie")}
     binds = {k: v for k, v in binds.items() if k not in tied}
@@ -2559,20 +2577,25 @@ def finish(c, cid):
         got = got and [(n, sorted(vs), nv) for n, vs, nv in got]
         if got != want:
             raise AssertionError(f"{cid}: model dry run for {k} gives {got}, table says {want}\n{trace}")
-    if c["upstream"] is not None:
-        # the first workload pod, scored alone by the one enabled plugin
+    if c["upstream"] is not None or c["scores"] is not None:
+        # the first workload pod, scored over the nodes that pass the case's filters
         states = [model.NodeState(n) for n in c["nodes"]]
         by = {s.name: s for s in states}
         for p in c["pods"]:
             by[p["spec"]["nodeName"]].add(p)
         plugins = model.score_plugins(c["config"])
-        assert len(plugins) == 1, cid
-        first = c["workload"][0]
+        first = model.with_spread(c["workload"][0], workloads, c["config"])
         filters = c["filters"] if c["filters"] is not None else model.DEFAULT_FILTERS
         feasible = [s for s in states if model.run_filters(first, s, states, filters) is None]
-        got = model.plugin_scores(first, feasible, plugins, states, ns_labels)[plugins[0][0]]
-        if got != c["upstream"]:
-            raise AssertionError(f"{cid}: model scores {got}, upstream expects {c['upstream']}")
+        got = model.plugin_scores(first, feasible, plugins, states, ns_labels)
+        if c["upstream"] is not None:
+            # upstream's scoring tests: the one enabled plugin
+            assert len(plugins) == 1, cid
+            if got[plugins[0][0]] != c["upstream"]:
+                raise AssertionError(f"{cid}: model scores {got[plugins[0][0]]}, upstream expects {c['upstream']}")
+        for plugin, want in (c["scores"] or {}).items():
+            if got[plugin] != want:
+                raise AssertionError(f"{cid}: model scores {plugin} {got[plugin]}, table says {want}")
 
     test, path = c["source"]
     out = {"name": c["name"], "source": test, "mode": "scheduler"}
@@ -2580,6 +2603,10 @@ def finish(c, cid):
     if c["upstream"] is not None:
         notes.append("Upstream expected scores: " + ", ".join(
             f"{k}={v}" for k, v in c["upstream"].items()) + "; the pod binds to the highest.")
+    if c["scores"]:
+        notes.append("Expected scores of the first workload pod (by hand, checked against the model): " + "; ".join(
+            f"{plugin} " + ", ".join(f"{k}={v}" for k, v in want.items()) for plugin, want in c["scores"].items())
+            + ".")
     if c["notes"]:
         notes.append(c["notes"])
     steps = []
@@ -2630,6 +2657,8 @@ def finish(c, cid):
         # upstream's scores, node by node (its scoring tests run no filter;
         # here every scored node passes the case's filters)
         expect["scores"] = {model.score_plugins(c["config"])[0][0]: c["upstream"]}
+    if c["scores"]:
+        expect.setdefault("scores", {}).update(c["scores"])
     out["expect"] = expect
     return out
 
