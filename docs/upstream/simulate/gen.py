@@ -96,13 +96,17 @@ NR = UPSTREAM + "framework/plugins/noderesources/"
 #                   int(100.0 * ((s - min) / (max - min))) in float64; PreScore Skip when nothing was
 #                   added, or with ignorePreferredTermsOfExistingPods and no preferred term of the pod's
 #                   (interpodaffinity/scoring.go, plugin.go)
-#   PodTopologySpread pod_topology_spread_scores: the pod's ScheduleAnyway constraints; a feasible node
-#                   lacking a constraint's key is ignored (0, out of min/max); per constraint, matching pods
+#   PodTopologySpread pod_topology_spread_scores: the pod's ScheduleAnyway constraints, or for a pod with
+#                   none of its own the ScheduleAnyway defaults (System: hostname 3, zone 5; List: the args')
+#                   over its DefaultSelector (Services selecting it, its controller's selector); a feasible
+#                   node lacking a constraint's key is ignored (0, out of min/max), except with the system
+#                   defaults (its value is "", Score skips that constraint); per constraint, matching pods
 #                   (same namespace, not terminating; `{}` counts none) of every snapshot node the inclusion
 #                   policies admit, summed per domain of the feasible nodes (kubernetes.io/hostname: the
 #                   node's own pods, no policy); sum of cnt * ln(domains + 2) + maxSkew - 1, math.Round;
 #                   100 * (max + min - s) / max, all 100 when max is 0; PreScore Skip without a
-#                   ScheduleAnyway constraint (podtopologyspread/scoring.go, common.go)
+#                   ScheduleAnyway constraint (podtopologyspread/scoring.go, common.go, plugin.go,
+#                   helper/spread.go); its filter likewise with the DoNotSchedule ones (filtering.go)
 
 CASES = []
 
@@ -1572,9 +1576,8 @@ def spread_pod(labels, *constraints, **kw):
 # kubernetes.io/arch, which no constraint reads, and kubernetes.io/hostname
 # only where upstream has it.
 #
-# Not ported (await the default spread, i.e. objects support: Services,
-# ReplicaSets, StatefulSets, ReplicationControllers selecting the pod):
-#   "system defaulting, nodes don't have zone, pods match service"
+# "system defaulting, nodes don't have zone, pods match service" needs a
+# Service: it is ported with the default-constraint cases further down.
 # Not ported as is (the gate is on here; derived case below):
 #   "matchLabelKeys ignored when feature gate disabled"
 PTS_ROWS = [
@@ -1879,6 +1882,310 @@ case(G, "sequence: three replicas spread over zones and hosts as each is assumed
            "2/0/1/0/0: raw 8, 4, 5, 3, 1 -> node-e. web-2 sees web-1 on node-e (z3 1): node-e raw 5, "
            "node-d 3 is lowest -> node-d (100 * (11 - 3) / 8). web-3: z2 now 2, node-c and node-d raw 6, "
            "node-e 5, node-a 8, node-b 4 -> node-b.")
+
+# ----------------------------------------------- PodTopologySpread: default constraints
+# A pod without topologySpreadConstraints of its own gets the plugin's default
+# constraints (plugin.go; `defaultingType: System`, the v1 default: hostname
+# maxSkew 3 and topology.kubernetes.io/zone maxSkew 5, both ScheduleAnyway;
+# `defaultingType: List`: the args' defaultConstraints), each spreading over
+# the pod's DefaultSelector (helper/spread.go), built from the case's
+# Services, ReplicationControllers, ReplicaSets and StatefulSets (objects,
+# kubectl-style) and the pod's controller ownerReference; model.py
+# default_selector / resolve_spread restate both. With the system defaults,
+# scoring does not require a node to have every key (requireAllTopologies
+# is false): a node without a zone label is scored, its zone constraint
+# skipped in Score, and "" is a zone domain of its own in the weight.
+#
+# Ported (same stored versions as above):
+#   scoring_test.go TestPodTopologySpreadScore "system defaulting, nodes don't
+#     have zone, pods match service" (the row left out before);
+#   scoring_test.go TestPreScoreStateEmptyNodes, its four rows with default
+#     constraints or a ReplicaSet ("system default constraints and a
+#     replicaset", "default constraints and a replicaset", "default
+#     constraints and a replicaset, but pod has constraints"): upstream
+#     compares the PreScore state (constraints, ignored nodes, domains,
+#     weights) of a cluster without pods; here the same nodes, objects and
+#     pod, with the scores that state gives (by hand, `scores`);
+#   scoring_test.go TestPreScoreSkip, both rows: PreScore Skip, so 0 on
+#     every node;
+#   filtering_test.go (kubernetes/kubernetes e7827879dbc2) TestPreFilterState,
+#     its four rows with defaultConstraints (ListDefaulting): upstream
+#     compares the PreFilter state of a cluster with no node (or expects
+#     Skip); here the same pod, defaults and Service on added nodes and
+#     pods, so that the state decides binds (each case says what was added);
+#   helper/spread_test.go (kubernetes/kubernetes cb6ff2d8ce35)
+#     TestGetPodServices, all five rows: which Service selects which pod,
+#     as the system default spread over the existing pods.
+# Not ported: the other TestPreScoreStateEmptyNodes rows (pods' own
+# constraints, no default), TestPreFilterState's other rows (own
+# constraints), and nothing else in the stored tests uses defaults
+# (helper/spread_test.go has no DefaultSelector test in either stored
+# version).
+FT = UPSTREAM + "framework/plugins/podtopologyspread/filtering_test.go"
+HT = UPSTREAM + "framework/plugins/helper/spread_test.go"
+HELPER_SRC = UPSTREAM + "framework/plugins/helper/spread.go"
+OBJ_TIME = "2025-01-01T00:00:00Z"
+
+
+def _obj_meta(name, ns, labels=None, generation=None):
+    m = {"name": name, "namespace": ns, "uid": None}
+    if generation is not None:
+        m["generation"] = generation
+    m["creationTimestamp"] = OBJ_TIME
+    if labels:
+        m["labels"] = dict(labels)
+    return m
+
+
+def service(name, selector, ns="default", headless=False):
+    """A v1 Service as kubectl prints it; selector None leaves spec.selector
+    out (a Service for endpoints managed by hand)."""
+    h = hashlib.sha256(f"{ns}/{name}".encode()).digest()
+    ip = "None" if headless else f"10.96.{h[0]}.{h[1] % 254 + 1}"
+    spec = {"clusterIP": ip, "clusterIPs": [ip], "internalTrafficPolicy": "Cluster", "ipFamilies": ["IPv4"],
+            "ipFamilyPolicy": "SingleStack",
+            "ports": [{"name": "http", "port": 80, "protocol": "TCP", "targetPort": 8080}]}
+    if selector is not None:
+        spec["selector"] = dict(selector)
+    spec.update({"sessionAffinity": "None", "type": "ClusterIP"})
+    return {"apiVersion": "v1", "kind": "Service", "metadata": _obj_meta(name, ns),
+            "spec": spec, "status": {"loadBalancer": {}}}
+
+
+def _template(labels, requests=ZERO):
+    return {"metadata": {"labels": dict(labels)},
+            "spec": {"containers": [container(0, requests)], "dnsPolicy": "ClusterFirst",
+                     "restartPolicy": "Always", "schedulerName": "default-scheduler",
+                     "terminationGracePeriodSeconds": 30}}
+
+
+def replica_set(name, selector, labels, replicas, ns="default", requests=ZERO):
+    """An apps/v1 ReplicaSet; selector: its spec.selector (a LabelSelector),
+    labels: its template's (and its own) labels."""
+    return {"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "metadata": _obj_meta(name, ns, labels, generation=1),
+            "spec": {"replicas": replicas, "selector": selector, "template": _template(labels, requests)},
+            "status": {"availableReplicas": replicas, "fullyLabeledReplicas": replicas, "observedGeneration": 1,
+                       "readyReplicas": replicas, "replicas": replicas}}
+
+
+def stateful_set(name, selector, labels, replicas, service_name, ns="default"):
+    rev = f"{name}-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": _obj_meta(name, ns, labels, generation=1),
+            "spec": {"podManagementPolicy": "OrderedReady", "replicas": replicas, "revisionHistoryLimit": 10,
+                     "selector": selector, "serviceName": service_name, "template": _template(labels),
+                     "updateStrategy": {"rollingUpdate": {"partition": 0}, "type": "RollingUpdate"}},
+            "status": {"availableReplicas": replicas, "collisionCount": 0, "currentReplicas": replicas,
+                       "currentRevision": rev, "observedGeneration": 1, "readyReplicas": replicas,
+                       "replicas": replicas, "updateRevision": rev, "updatedReplicas": replicas}}
+
+
+def replication_controller(name, selector, labels, replicas, ns="default"):
+    """A v1 ReplicationController; selector: its spec.selector map."""
+    return {"apiVersion": "v1", "kind": "ReplicationController",
+            "metadata": _obj_meta(name, ns, labels, generation=1),
+            "spec": {"replicas": replicas, "selector": dict(selector), "template": _template(labels)},
+            "status": {"availableReplicas": replicas, "fullyLabeledReplicas": replicas, "observedGeneration": 1,
+                       "readyReplicas": replicas, "replicas": replicas}}
+
+
+def owned(p, kind, name, api="apps/v1", controller=True):
+    """Sets the pod's metadata.ownerReferences to one reference (its uid is
+    filled in by finish(): the owner's when the case has it)."""
+    p["metadata"]["ownerReferences"] = [{"apiVersion": api, "blockOwnerDeletion": True, "controller": controller,
+                                         "kind": kind, "name": name, "uid": None}]
+    return p
+
+
+def owned_all(pods, kind, name, **kw):
+    return [owned(p, kind, name, **kw) for p in pods]
+
+
+def pts_list(*defaults):
+    """PodTopologySpread args with `defaultingType: List`."""
+    return {"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": list(defaults)}}
+
+
+def pts_only(plugin_config=None):
+    """Only PodTopologySpread scores (weight 1), with these args."""
+    c = cfg([("PodTopologySpread", 1)])
+    if plugin_config is not None:
+        c["pluginConfig"] = [plugin_config]
+    return c
+
+
+def dflt(skew, key, when):
+    """A default constraint (no selector: the pod's DefaultSelector is used)."""
+    return {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": when}
+
+
+SA, DNS = "ScheduleAnyway", "DoNotSchedule"
+FOO_EXISTS = {"matchExpressions": [expr("foo", "Exists")]}
+
+# -- TestPodTopologySpreadScore
+case(G, "system defaulting, nodes don't have zone, pods match service",
+     ("TestPodTopologySpreadScore/system defaulting, nodes don't have zone, pods match service", F),
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c", "node-d")],
+     [pod("p", ZERO, labels=FOO)],
+     pods=bound([(f"p-{n}{i}", f"node-{n}", FOO) for n, k in (("a", 4), ("b", 3), ("c", 2), ("d", 1))
+                 for i in range(1, k + 1)]),
+     objects=[service("svc", FOO)],
+     config=PTS, filters=[], binds={"default/p": "node-d"},
+     upstream={"node-a": 44, "node-b": 66, "node-c": 77, "node-d": 100},
+     notes="p has no constraint of its own; the test's plugin uses the system defaults. Upstream's Service has "
+           "no name or namespace (nor has its pod): here svc in default. Its selector foo=\"\" matches p, so "
+           "the DefaultSelector is foo=\"\" and p spreads by hostname (maxSkew 3) and zone (maxSkew 5). No "
+           "node has a zone label: with the system defaults none is ignored, their zone is the domain \"\", "
+           "and Score skips the zone constraint on each. Hostname weight ln(4 + 2), plus 2: counts 4/3/2/1 "
+           "give raw 9, 7, 6, 4; 100 * (13 - s) / 9, as upstream says the same as one constraint.")
+
+# -- TestPreScoreStateEmptyNodes
+case(G, "system default constraints and a replicaset",
+     ("TestPreScoreStateEmptyNodes/system default constraints and a replicaset", F),
+     [pts_node("node-a", host("node-a", **{ZONE: "mars"})), pts_node("node-b", host("node-b", **{ZONE: "mars"})),
+      pts_node("node-c", host("node-c")), pts_node("node-d", host("node-d"))],
+     [owned(pod("p", ZERO, labels={"foo": "tar", "baz": "sup"}), "ReplicaSet", "rs1")],
+     objects=[replica_set("rs1", FOO_EXISTS, {"foo": "tar"}, 1)],
+     config=PTS, filters=[], ties=True,
+     scores={"PodTopologySpread": {"node-a": 33, "node-b": 33, "node-c": 100, "node-d": 100}},
+     notes="Upstream's state: the two system defaults with rs1's selector (foo Exists), no ignored node "
+           "(\"Nodes with no zone are not excluded. They are considered a separate zone.\"), zone domains mars "
+           "and \"\" (weight ln(2 + 2)), hostname weight ln(4 + 2). Here rs1 is an apps/v1 ReplicaSet whose "
+           "template has foo=tar. No pod exists, so each constraint adds only maxSkew - 1: node-a and node-b 2 "
+           "+ 4 = 6, node-c and node-d 2 (no zone label: the zone constraint is skipped); 100 * (8 - s) / 6. "
+           "The zoneless nodes tie at 100.")
+
+case(G, "default constraints and a replicaset",
+     ("TestPreScoreStateEmptyNodes/default constraints and a replicaset", F),
+     [pts_node("node-a", {"rack": "rack1", HOSTNAME: "node-a", "planet": "mars"})],
+     [owned(pod("p", ZERO, labels={"foo": "tar", "baz": "sup"}), "ReplicaSet", "rs1")],
+     objects=[replica_set("rs1", FOO_EXISTS, {"foo": "tar"}, 1)],
+     config=pts_only(pts_list(dflt(1, HOSTNAME, SA), dflt(2, "rack", DNS), dflt(2, "planet", SA))),
+     filters=["PodTopologySpread"], binds={"default/p": "node-a"},
+     scores={"PodTopologySpread": {"node-a": 100}},
+     notes="defaultingType List: hostname 1 and planet 2 (ScheduleAnyway), rack 2 (DoNotSchedule), each with "
+           "rs1's selector. Upstream's state: the two soft ones, planet domain mars, both weights ln(1 + 2). "
+           "Here the plugin's filter also runs: the rack default is a hard constraint, node-a has the key "
+           "and rack1 holds no pod (skew 0 + 1 - 0 = 1 <= 2), so node-a passes. One node: raw 0 + 1 = 1, "
+           "both min and max: 100. With one feasible node the pod binds unscored.")
+
+case(G, "default constraints and a replicaset, but pod has constraints",
+     ("TestPreScoreStateEmptyNodes/default constraints and a replicaset, but pod has constraints", F),
+     [pts_node("node-a", {"planet": "mars", "galaxy": "andromeda"})],
+     [owned(spread_pod({"foo": "bar", "baz": "sup"}, soft(1, "zone", BAR_SEL, when=DNS),
+                       soft(2, "planet", {"matchLabels": {"baz": "sup"}})), "ReplicaSet", "rs1")],
+     objects=[replica_set("rs1", FOO_EXISTS, {"foo": "bar"}, 1)],
+     config=pts_only(pts_list(dflt(2, "galaxy", SA))), filters=[], binds={"default/p": "node-a"},
+     scores={"PodTopologySpread": {"node-a": 100}},
+     notes="The pod's own constraints replace the galaxy default. Upstream's state: the planet constraint "
+           "alone (baz=sup), domain mars, weight ln(1 + 2); the zone constraint is DoNotSchedule, not "
+           "scored. No filter runs (as upstream's PreScore test; the zone constraint would reject node-a, "
+           "which has no zone label). One node, raw 1: 100.")
+
+# -- TestPreScoreSkip
+case(G, "the pod doesn't have soft topology spread Constraints",
+     ("TestPreScoreSkip/the pod doesn't have soft topology spread Constraints", F),
+     [pts_node(n, host(n)) for n in ("node-a", "node-b")],
+     [pod("p", ZERO)],
+     config=pts_only({"name": "PodTopologySpread", "args": {"defaultingType": "List"}}), filters=[], ties=True,
+     scores={"PodTopologySpread": {"node-a": 0, "node-b": 0}},
+     notes="defaultingType List with no defaultConstraints, a pod without constraints: PreScore returns Skip, "
+           "so the plugin scores 0 on every node (a tie).")
+
+case(G, "default constraints and a replicaset that doesn't match",
+     ("TestPreScoreSkip/default constraints and a replicaset that doesn't match", F),
+     [pts_node("node-a", {"planet": "mars"})],
+     [owned(pod("p", ZERO, labels={"foo": "bar", "baz": "sup"}), "ReplicaSet", "rs2")],
+     objects=[replica_set("rs1", {"matchExpressions": [expr("tar", "Exists")]}, {"tar": ""}, 1)],
+     config=pts_only(pts_list(dflt(2, "planet", SA))), filters=[], binds={"default/p": "node-a"},
+     scores={"PodTopologySpread": {"node-a": 0}},
+     notes="p's controller is ReplicaSet rs2, which does not exist (rs1 does, selecting tar); no Service: the "
+           "DefaultSelector is empty, there are no default constraints and PreScore returns Skip (0).")
+
+# -- TestPreFilterState (ListDefaulting), expressed as filter cases
+case(G, "default constraints and a service",
+     ("TestPreFilterState/default constraints and a service (nodes and pods added)", FT),
+     [pts_node("node-a", {"node": "node-a", "rack": "rack1"}), pts_node("node-b", {"node": "node-b", "rack": "rack1"}),
+      pts_node("node-c", {"node": "node-c"})],
+     [pod("p", ZERO, labels={"foo": "bar", "baz": "kar"})],
+     pods=bound([(f"p-a{i}", "node-a", {"foo": "bar"}) for i in range(1, 5)]
+                + [(f"p-b{i}", "node-b", {"baz": "kar"}) for i in range(1, 4)]),
+     objects=[service("svc", {"foo": "bar"})],
+     config=pts_only(pts_list(dflt(3, "node", DNS), dflt(2, "node", SA), dflt(5, "rack", DNS))),
+     filters=["PodTopologySpread"], binds={"default/p": "node-b"},
+     notes="Upstream's pod, defaults and Service (selector foo=bar), on a cluster without nodes; its state: "
+           "the two DoNotSchedule defaults (node 3, rack 5) with selector foo=bar. Added here: node-a and "
+           "node-b (rack1), node-c without a rack label, four foo=bar pods on node-a and three baz=kar pods "
+           "on node-b (which the Service's selector does not count). node-a: 4 + 1 - 0 = 5 > 3 "
+           "(Unschedulable); node-b: node 0 + 1 - 0 and rack 4 + 1 - 4 pass; node-c lacks rack "
+           "(UnschedulableAndUnresolvable). Only node-b is left.")
+
+case(G, "default constraints and a service that doesn't match",
+     ("TestPreFilterState/default constraints and a service that doesn't match (nodes and pods added)", FT),
+     [pts_node("node-a", {"node": "node-a"}), pts_node("node-b", {})],
+     [pod("p", ZERO, labels={"foo": "bar"})],
+     pods=bound([(f"p-a{i}", "node-a", {"foo": "bar"}) for i in range(1, 6)]),
+     objects=[service("svc", {"baz": "kep"})],
+     config=pts_only(pts_list(dflt(3, "node", DNS))), filters=["PodTopologySpread"], ties=True,
+     scores={"PodTopologySpread": {"node-a": 0, "node-b": 0}},
+     notes="Upstream expects PreFilter Skip: the Service selects baz=kep, not p, so no default constraint. "
+           "Added: node-a with five foo=bar pods, node-b with no `node` label; both pass (applied, the "
+           "default would reject node-a for skew and node-b for the missing label). No soft default: "
+           "PreScore skips too, 0 each (a tie).")
+
+case(G, "default constraints and a service, but pod has constraints",
+     ("TestPreFilterState/default constraints and a service, but pod has constraints (nodes and pods added)", FT),
+     [pts_node("node-a", {"zone": "zone1", "planet": "mars"}), pts_node("node-b", {"zone": "zone2", "planet": "mars"})],
+     [spread_pod({"foo": "bar", "baz": "tar"}, soft(1, "zone", {"matchLabels": {"baz": "tar"}}, when=DNS),
+                 soft(2, "planet", {"matchLabels": {"fot": "rok"}}))],
+     pods=bound([("p-a1", "node-a", {"baz": "tar"}), ("p-a2", "node-a", {"baz": "tar"})]
+                + [(f"p-b{i}", "node-b", {"foo": "bar"}) for i in range(1, 4)]),
+     objects=[service("svc", {"foo": "bar"})],
+     config=pts_only(pts_list(dflt(2, "node", DNS))), filters=["PodTopologySpread"], binds={"default/p": "node-b"},
+     notes="Upstream's state: the pod's own zone constraint only (baz=tar), not the node default. Added: two "
+           "zones, neither node with a `node` label (the default would reject both), two baz=tar pods on "
+           "node-a and three foo=bar pods (the Service's) on node-b. zone1 2 + 1 - 0 > 1 rejects node-a; "
+           "node-b passes alone.")
+
+case(G, "default soft constraints and a service",
+     ("TestPreFilterState/default soft constraints and a service (nodes and pods added)", FT),
+     [pts_node("node-a", {"node": "node-a"}), pts_node("node-b", {"node": "node-b"}), pts_node("node-c", {})],
+     [pod("p", ZERO, labels={"foo": "bar"})],
+     pods=bound([(f"p-a{i}", "node-a", {"foo": "bar"}) for i in range(1, 4)]),
+     objects=[service("svc", {"foo": "bar"})],
+     config=pts_only(pts_list(dflt(2, "node", SA))), filters=["PodTopologySpread"], binds={"default/p": "node-b"},
+     scores={"PodTopologySpread": {"node-a": 20, "node-b": 100, "node-c": 0}},
+     notes="Upstream expects PreFilter Skip: the only default is ScheduleAnyway, so the filter passes every "
+           "node, node-c (no `node` label) included. Added: three foo=bar pods on node-a. Scoring with List "
+           "defaults requires every key: node-c is ignored (0). Weight ln(2 + 2), plus 1: raw 5 and 1; "
+           "100 * (6 - s) / 5.")
+
+# -- TestGetPodServices, as the system default spread
+GPS_PODS = [("test-0", "node-a", 2), ("test-0", "node-b", 1), ("test-1", "node-b", 2), ("test-1", "node-c", 1),
+            ("test-2", "node-a", 1), ("test-2", "node-c", 2), ("test-3", "node-a", 2)]
+for i, want, winner in [
+        (0, {"node-a": 40, "node-b": 60, "node-c": 100}, "node-c"),
+        (1, {"node-a": 100, "node-b": 40, "node-c": 60}, "node-a"),
+        (2, {"node-a": 60, "node-b": 100, "node-c": 40}, "node-b"),
+        (3, {"node-a": 0, "node-b": 0, "node-c": 0}, None),
+        (4, {"node-a": 0, "node-b": 0, "node-c": 0}, None)]:
+    sub = f"GetPodServices for pod-{i}"
+    case(G, sub, (f"TestGetPodServices/{sub}", HT),
+         [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c")],
+         [pod(f"test-pod-{i}", ZERO, ns="test", labels={"app": f"test-{i}", "label": f"label-{i}"})],
+         pods=[pod(f"{a}-{n[-1]}{k}", ZERO, node=n, ns="test", labels={"app": a, "label": f"other-{k}"})
+               for a, n, count in GPS_PODS for k in range(1, count + 1)],
+         objects=[service(f"service-{j}", {"app": f"test-{j}"}, ns="test") for j in range(3)],
+         config=PTS, filters=[], binds={f"test/test-pod-{i}": winner} if winner else {}, ties=winner is None,
+         scores={"PodTopologySpread": want},
+         notes=(f"Upstream: service-{i} (selector app=test-{i}) is the one Service selecting test-pod-{i}. "
+                f"Here that decides the system default spread: the existing app=test-{i} pods of namespace test "
+                "count, whatever their `label`. No zone labels: hostname only, weight ln(3 + 2), plus 2; "
+                "counts 2/1/0 give raw 5, 4, 2 and 40, 60, 100." if winner else
+                f"Upstream: no Service selects test-pod-{i} (app=test-{i}); the DefaultSelector is empty, no "
+                "default constraint, PreScore Skip: 0 on every node (a tie)"
+                + (", although two app=test-3 pods exist on node-a." if i == 3 else ".")))
 
 # ===================================================== PrioritySort
 G = "PrioritySort"
