@@ -2187,6 +2187,261 @@ for i, want, winner in [
                 "default constraint, PreScore Skip: 0 on every node (a tie)"
                 + (", although two app=test-3 pods exist on node-a." if i == 3 else ".")))
 
+# -- derived: default constraints in whole scheduling runs
+DER = "sift-derived: "
+WEB_RS = {"app": "web", "pod-template-hash": "7c9d"}
+WEB_RS_SEL = {"matchLabels": dict(WEB_RS)}
+WEB_REQ = {"cpu": "500m", "memory": "512Mi"}
+
+
+def zn(name, zone, cpu="4", mem="8Gi", **labels):
+    """A node with room, kubernetes.io/hostname and (unless zone is None) a zone label."""
+    l = dict(labels)
+    if zone is not None:
+        l[ZONE] = zone
+    return node(name, {"cpu": cpu, "memory": mem}, labels=l)
+
+
+def web(name, node_name=None, labels=WEB_RS, rs="web-7c9d", req=WEB_REQ, **kw):
+    return owned(pod(name, req, node=node_name, labels=labels, **kw), "ReplicaSet", rs)
+
+
+def deploy_cluster():
+    """Four nodes in two zones; ReplicaSet web-7c9d (a Deployment's current
+    one) has three replicas, one on node-a and two on node-b (zone z1); z2 runs
+    db pods, which use more of their nodes than the web pods do."""
+    nodes = [zn("node-a", "z1"), zn("node-b", "z1"), zn("node-c", "z2"), zn("node-d", "z2")]
+    pods = [web("web-7c9d-1", "node-a"), web("web-7c9d-2", "node-b"), web("web-7c9d-3", "node-b"),
+            pod("db-1", {"cpu": "2500m", "memory": "4Gi"}, node="node-c", labels={"app": "db"}),
+            pod("db-2", {"cpu": "2", "memory": "3Gi"}, node="node-d", labels={"app": "db"})]
+    return nodes, pods, [replica_set("web-7c9d", WEB_RS_SEL, WEB_RS, 4, requests=WEB_REQ)]
+
+
+nodes, pods, objs = deploy_cluster()
+case(G, "a Deployment's new replica: the system default spread outweighs the free room",
+     (DER + "the system default constraints over a ReplicaSet's selector (helper.DefaultSelector), in the "
+      "default score set", PTS_SRC),
+     nodes, [web("web-7c9d-4")], pods=pods, objects=objs,
+     binds={"default/web-7c9d-4": "node-d"},
+     scores={"PodTopologySpread": {"node-a": 57, "node-b": 42, "node-c": 100, "node-d": 100},
+             "NodeResourcesFit": {"node-a": 81, "node-b": 71, "node-c": 34, "node-d": 46}},
+     notes="No config: sift's default score set (PodTopologySpread weight 2, system defaults). web-7c9d-4 is "
+           "owned by ReplicaSet web-7c9d, whose selector (app=web, pod-template-hash=7c9d) is the "
+           "DefaultSelector. Hostname weight ln(4 + 2), counts 1/2/0/0, plus 2; zone weight ln(2 + 2), z1 3 "
+           "and z2 0, plus 4: raw 12, 14, 6, 6; 100 * (20 - s) / 14. Without the spread (Fit, Balanced and "
+           "the constant plugins) node-a would win, 474 against node-d's 436; with it node-d wins, 636 "
+           "against node-a's 588 (node-c, as good for spreading, has less room than node-d).")
+
+nodes, pods, objs = deploy_cluster()
+case(G, "defaultingType List without defaultConstraints turns the default spread off",
+     (DER + "PodTopologySpreadArgs defaultingType List with no defaultConstraints: buildDefaultConstraints "
+      "has none (plugin.go New, common.go)", PTS_SRC),
+     nodes, [web("web-7c9d-4")], pods=pods, objects=objs,
+     config={"pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}]},
+     binds={"default/web-7c9d-4": "node-a"},
+     scores={"PodTopologySpread": {"node-a": 0, "node-b": 0, "node-c": 0, "node-d": 0}},
+     notes="The previous case's cluster and pod, with the default score set and PodTopologySpread's args "
+           "set to List with no constraints: PreScore skips the pod, and the free room sends it to node-a "
+           "(474 against node-b's 461).")
+
+nodes, pods, objs = deploy_cluster()
+case(G, "sequence: three new replicas of a Deployment, each counting the ones assumed before it",
+     (DER + "the DefaultSelector counts the pods assumed in earlier cycles (schedule_one.go assume)", PTS_SRC),
+     nodes, [web(f"web-7c9d-{i}") for i in (4, 5, 6)], pods=pods, objects=objs,
+     binds={"default/web-7c9d-4": "node-d", "default/web-7c9d-5": "node-c", "default/web-7c9d-6": "node-a"},
+     notes="The first case's cluster with three new replicas and the default score set. web-7c9d-4 goes to "
+           "node-d as there. web-7c9d-5 sees it (hosts 1/2/0/1, z2 1): raw 12, 14, 7, 9, spread scores 64, "
+           "50, 100, 85, and takes node-c. web-7c9d-6 finds hosts 1/2/1/1 and zones 3 and 2: raw 12, 14, "
+           "11, 11, spread scores 92, 78, 100, 100, nearly even, and the room left on node-a decides (658 "
+           "against node-d's 624).")
+
+case(G, "a pod without a controller or a Service has no default spread",
+     (DER + "helper.DefaultSelector: no Service of the pod's namespace selects it and it has no "
+      "ownerReference; a ReplicaSet that selects its labels does not count", HELPER_SRC),
+     [zn("node-a", "z1"), zn("node-b", "z1"), zn("node-c", "z2")],
+     [pod("api-x", {"cpu": "500m", "memory": "512Mi"}, labels={"app": "api"})],
+     pods=[pod(f"api-{i}", {"cpu": "100m", "memory": "128Mi"}, node="node-c", labels={"app": "api"})
+           for i in (1, 2)] + [pod("api-3", {"cpu": "100m", "memory": "128Mi"}, node="node-b", labels={"app": "api"})]
+     + [pod("batch-1", {"cpu": "2", "memory": "2Gi"}, node="node-a", labels={"app": "batch"}),
+        pod("batch-2", {"cpu": "1", "memory": "1Gi"}, node="node-b", labels={"app": "batch"})],
+     objects=[service("api", {"app": "api"}, ns="other"),
+              replica_set("api-6d4b", {"matchLabels": {"app": "api"}}, {"app": "api"}, 3)],
+     binds={"default/api-x": "node-c"},
+     scores={"PodTopologySpread": {"node-a": 0, "node-b": 0, "node-c": 0}},
+     notes="api-x (app=api) has no ownerReference. The Service api selects app=api but lives in namespace "
+           "other; ReplicaSet api-6d4b selects app=api, but DefaultSelector only follows the pod's controller "
+           "reference, it never searches controllers by selector. So no default constraint: PreScore Skip, "
+           "0 each, and the free room decides: node-c, whose two small api pods leave it the emptiest, though "
+           "it holds the most app=api pods (the spread over app=api would have preferred node-a).")
+
+case(G, "Services that select the pod merge their selectors",
+     (DER + "helper.GetPodServices and DefaultSelector: the matching Services' selector maps merged; one "
+      "without a selector, or selecting other labels, is left out", HELPER_SRC),
+     [zn("node-a", "z1"), zn("node-b", "z1"), zn("node-c", "z2"), zn("node-d", None)],
+     [pod("api-new", ZERO, labels={"app": "api", "tier": "backend"})],
+     pods=bound([("api-a1", "node-a", {"app": "api", "tier": "backend"}),
+                 ("api-a2", "node-a", {"app": "api", "tier": "backend"}),
+                 ("api-c1", "node-c", {"app": "api", "tier": "backend"})]
+                + [(f"canary-b{i}", "node-b", {"app": "api", "tier": "canary"}) for i in (1, 2, 3)]
+                + [(f"web-d{i}", "node-d", {"app": "web"}) for i in (1, 2, 3)]),
+     objects=[service("api", {"app": "api"}), service("api-backend", {"app": "api", "tier": "backend"}),
+              service("frontend", {"app": "web"}), service("external-db", None)],
+     config=PTS, filters=[], binds={"default/api-new": "node-d"},
+     scores={"PodTopologySpread": {"node-a": 15, "node-b": 46, "node-c": 46, "node-d": 100}},
+     notes="Services api (app=api) and api-backend (app=api, tier=backend) select api-new; frontend (app=web) "
+           "does not, external-db has no selector and is skipped. The DefaultSelector is app=api AND "
+           "tier=backend, so the three canary pods on node-b do not count (with api's selector alone they "
+           "would, and node-b would score lowest). Hostname weight ln(4 + 2), counts 2/0/1/0, plus 2; zone "
+           "weight ln(3 + 2): node-d has no zone label and is not ignored (system defaults), \"\" is a third "
+           "domain; z1 2, z2 1, plus 4, and Score skips the zone constraint on node-d: raw 13, 9, 9, 2; "
+           "100 * (15 - s) / 13. So the zoneless node-d wins: it misses the zone constraint's maxSkew - 1.")
+
+DB = {"app": "db"}
+case(G, "a StatefulSet's pods spread by its selector",
+     (DER + "helper.DefaultSelector: an apps/v1 StatefulSet controller adds its selector's requirements",
+      HELPER_SRC),
+     [zn("node-a", "z1"), zn("node-b", "z1"), zn("node-c", "z2"), zn("node-d", "z2")],
+     [owned(pod("db-3", ZERO, labels=dict(DB, **{"statefulset.kubernetes.io/pod-name": "db-3"})),
+            "StatefulSet", "db")],
+     pods=owned_all([pod(f"db-{i}", ZERO, node=n, labels=dict(DB, **{"statefulset.kubernetes.io/pod-name": f"db-{i}"}))
+                     for i, n in ((0, "node-a"), (1, "node-b"), (2, "node-c"))], "StatefulSet", "db")
+     + bound([(f"cache-d{i}", "node-d", {"app": "cache"}) for i in (1, 2)]),
+     objects=[service("db", DB, headless=True),
+              stateful_set("db", {"matchExpressions": [expr("app", "In", "db")]}, DB, 4, "db")],
+     config=PTS, filters=[], binds={"default/db-3": "node-d"},
+     scores={"PodTopologySpread": {"node-a": 63, "node-b": 63, "node-c": 81, "node-d": 100}},
+     notes="db-3's controller is StatefulSet db (apps/v1), selector app In (db); its headless Service db "
+           "selects app=db: the DefaultSelector is app=db AND app In (db). The cache pods on node-d do not "
+           "count. Hostname weight ln(4 + 2), counts 1/1/1/0, plus 2; zone weight ln(2 + 2), z1 2 and z2 1, "
+           "plus 4: raw 11, 11, 9, 7; 100 * (18 - s) / 11.")
+
+case(G, "an owner reference that is not the controller gives no default spread",
+     (DER + "metav1.GetControllerOfNoCopy takes only an ownerReference with controller true "
+      "(helper.DefaultSelector)", HELPER_SRC),
+     [zn("node-a", "z1"), zn("node-b", "z2")],
+     [owned(pod("web-x", ZERO, labels=WEB_RS), "ReplicaSet", "web-7c9d", controller=False)],
+     pods=[web(f"web-7c9d-{i}", "node-b", req=ZERO) for i in (1, 2, 3)],
+     objects=[replica_set("web-7c9d", WEB_RS_SEL, WEB_RS, 4)],
+     config=PTS, filters=[], ties=True,
+     scores={"PodTopologySpread": {"node-a": 0, "node-b": 0}},
+     notes="web-x names ReplicaSet web-7c9d in its ownerReferences with controller false: no controller, no "
+           "Service, so no default constraint and PreScore skips (0 each, a tie). As the controller, the "
+           "ReplicaSet's selector would count the three pods on node-b and send web-x to node-a.")
+
+case(G, "an owner of another API version is not looked up",
+     (DER + "helper.DefaultSelector matches the owner's group/version/kind exactly: extensions/v1beta1 "
+      "ReplicaSet is none of v1 ReplicationController, apps/v1 ReplicaSet, apps/v1 StatefulSet", HELPER_SRC),
+     [zn("node-a", "z1"), zn("node-b", "z2")],
+     [owned(pod("web-x", ZERO, labels=WEB_RS), "ReplicaSet", "web-7c9d", api="extensions/v1beta1")],
+     pods=[web(f"web-7c9d-{i}", "node-b", req=ZERO) for i in (1, 2, 3)],
+     objects=[replica_set("web-7c9d", WEB_RS_SEL, WEB_RS, 4)],
+     config=PTS, filters=[], ties=True,
+     scores={"PodTopologySpread": {"node-a": 0, "node-b": 0}},
+     notes="web-x's controller reference says apiVersion extensions/v1beta1, kind ReplicaSet; the apps/v1 "
+           "ReplicaSet of that name is not consulted. No Service: no default constraint, 0 each (a tie).")
+
+case(G, "a controller is looked up in the pod's namespace only",
+     (DER + "helper.DefaultSelector gets the controller from the lister of the pod's namespace", HELPER_SRC),
+     [zn("node-a", "z1"), zn("node-b", "z2")],
+     [owned(pod("web-x", ZERO, labels=WEB_RS), "ReplicaSet", "web-7c9d")],
+     pods=[web(f"web-7c9d-{i}", "node-b", req=ZERO) for i in (1, 2, 3)],
+     objects=[replica_set("web-7c9d", WEB_RS_SEL, WEB_RS, 4, ns="staging")],
+     config=PTS, filters=[], ties=True,
+     scores={"PodTopologySpread": {"node-a": 0, "node-b": 0}},
+     notes="web-x (namespace default) names ReplicaSet web-7c9d as its controller, but the only ReplicaSet of "
+           "that name is in namespace staging: not found, no default constraint, 0 each (a tie).")
+
+case(G, "an owning ReplicaSet decides the spread even if it does not select the pod",
+     (DER + "helper.DefaultSelector looks the controller up by name and adds its selector as is", HELPER_SRC),
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c")],
+     [owned(pod("web-x", ZERO, labels={"app": "web"}), "ReplicaSet", "legacy")],
+     pods=bound([(f"legacy-a{i}", "node-a", {"app": "legacy"}) for i in (1, 2, 3)]
+                + [(f"web-b{i}", "node-b", {"app": "web"}) for i in (1, 2, 3)]
+                + [("legacy-c1", "node-c", {"app": "legacy"}), ("web-c1", "node-c", {"app": "web"})]),
+     objects=[replica_set("legacy", {"matchLabels": {"app": "legacy"}}, {"app": "legacy"}, 4)],
+     config=PTS, filters=[], binds={"default/web-x": "node-b"},
+     scores={"PodTopologySpread": {"node-a": 28, "node-b": 100, "node-c": 71}},
+     notes="web-x (app=web) names ReplicaSet legacy as its controller; legacy selects app=legacy, not web-x. "
+           "DefaultSelector takes the selector anyway, so web-x spreads over the legacy pods (3/0/1) and goes "
+           "where they are fewest, onto the three web pods of node-b. No zone labels: hostname only, weight "
+           "ln(3 + 2), plus 2: raw 7, 2, 4; 100 * (9 - s) / 7. (The API server lets any client set "
+           "ownerReferences; the ReplicaSet controller would not adopt web-x.)")
+
+case(G, "a ReplicationController's selector map joins the Services', and wins on a shared key",
+     (DER + "helper.DefaultSelector: labels.Merge of the Services' maps, then the ReplicationController's "
+      "(the second map wins on a key both have)", HELPER_SRC),
+     [pts_node(n, host(n)) for n in ("node-a", "node-b", "node-c")],
+     [owned(pod("web-x", ZERO, labels={"app": "web", "tier": "front"}), "ReplicationController", "old", api="v1")],
+     pods=bound([(f"old-a{i}", "node-a", {"app": "old", "tier": "front"}) for i in (1, 2, 3)]
+                + [(f"web-b{i}", "node-b", {"app": "web", "tier": "front"}) for i in (1, 2, 3)]
+                + [("old-c1", "node-c", {"app": "old", "tier": "front"}), ("web-c1", "node-c", {"app": "web", "tier": "front"}),
+                   ("old-c2", "node-c", {"app": "old"})]),
+     objects=[service("web", {"app": "web"}), service("front", {"tier": "front"}),
+              replication_controller("old", {"app": "old"}, {"app": "old"}, 4)],
+     config=PTS, filters=[], binds={"default/web-x": "node-b"},
+     scores={"PodTopologySpread": {"node-a": 28, "node-b": 100, "node-c": 71}},
+     notes="Services web (app=web) and front (tier=front) select web-x: label set app=web, tier=front. Its "
+           "controller is ReplicationController old (v1), looked up by name although its selector app=old "
+           "does not select web-x; labels.Merge puts its map second, so app becomes old: the DefaultSelector "
+           "is app=old AND tier=front. That counts old-a1..3 and old-c1 (not old-c2, without tier): 3/0/1. "
+           "Hostname weight ln(3 + 2), plus 2: raw 7, 2, 4; 100 * (9 - s) / 7. With the Services' app=web "
+           "kept, node-b would have been the crowded one; with both app values required, no pod would "
+           "count and every node would tie. (A contrived state: the ReplicationController would not adopt "
+           "web-x.)")
+
+case(G, "a ReplicationController controller spreads its pods",
+     (DER + "helper.DefaultSelector: a v1 ReplicationController controller merges its selector map",
+      HELPER_SRC),
+     [zn("node-a", "z1"), zn("node-b", "z1"), zn("node-c", "z2")],
+     [owned(pod("frontend-x", ZERO, labels={"app": "frontend"}), "ReplicationController", "frontend", api="v1")],
+     pods=owned_all([pod(f"frontend-{i}", ZERO, node=n, labels={"app": "frontend"})
+                     for i, n in ((1, "node-a"), (2, "node-c"), (3, "node-c"))], "ReplicationController",
+                    "frontend", api="v1"),
+     objects=[replication_controller("frontend", {"app": "frontend"}, {"app": "frontend"}, 4)],
+     config=PTS, filters=[], binds={"default/frontend-x": "node-b"},
+     scores={"PodTopologySpread": {"node-a": 83, "node-b": 100, "node-c": 58}},
+     notes="frontend-x's controller is ReplicationController frontend (v1), selector app=frontend: the "
+           "DefaultSelector (no Service). Hostname weight ln(3 + 2), counts 1/0/2, plus 2; zone weight "
+           "ln(2 + 2), z1 1 and z2 2, plus 4: raw 9, 7, 12; 100 * (19 - s) / 12.")
+
+case(G, "the system defaults honour the pod's node selector when counting",
+     (DER + "default constraints get nodeAffinityPolicy Honor (filterTopologySpreadConstraints); PreScore "
+      "counts only nodes matching the pod's required node affinity (matchNodeInclusionPolicies)", PTS_SRC),
+     [zn("node-a", "z1", disk="ssd"), zn("node-b", "z1"), zn("node-c", "z2", disk="ssd"), zn("node-d", "z2", disk="ssd")],
+     [web("web-x", req=ZERO, node_selector={"disk": "ssd"})],
+     pods=[web(f"web-7c9d-b{i}", "node-b", req=ZERO) for i in (1, 2, 3, 4)]
+     + [web("web-7c9d-c1", "node-c", req=ZERO), web("web-7c9d-d1", "node-d", req=ZERO)],
+     objects=[replica_set("web-7c9d", WEB_RS_SEL, WEB_RS, 7)],
+     config=PTS, filters=["NodeAffinity"], binds={"default/web-x": "node-a"},
+     scores={"PodTopologySpread": {"node-a": 100, "node-c": 60, "node-d": 60}},
+     notes="web-x (ReplicaSet web-7c9d) has nodeSelector disk=ssd; the case runs the NodeAffinity filter, "
+           "which removes node-b. The system defaults carry nodeAffinityPolicy Honor, so PreScore does not "
+           "count node-b's four web pods either: z1 0, z2 2 (zone weight ln(2 + 2)), hosts 0/1/1 (weight "
+           "ln(3 + 2)): raw 6, 10, 10; 100 * (16 - s) / 10. Counting node-b (z1 4) would give raw 12, 10, 10 "
+           "and a tie between node-c and node-d.")
+
+# List defaults with a DoNotSchedule constraint: the filter applies them
+LIST_ZONE = {"pluginConfig": [pts_list(dflt(1, ZONE, DNS))]}
+case(G, "List default constraints that are DoNotSchedule filter each replica",
+     (DER + "buildDefaultConstraints for DoNotSchedule in PreFilter (filtering.go calPreFilterState, Filter)",
+      UPSTREAM + "framework/plugins/podtopologyspread/filtering.go"),
+     [zn("node-a", "z1"), zn("node-b", "z2", cpu="2"), zn("node-c", None, cpu="8", mem="16Gi")],
+     [web(f"web-7c9d-{i}", req={"cpu": "1", "memory": "1Gi"}) for i in (3, 4, 5, 6)],
+     pods=[web(f"web-7c9d-{i}", "node-a", req={"cpu": "1", "memory": "1Gi"}) for i in (1, 2)],
+     objects=[replica_set("web-7c9d", WEB_RS_SEL, WEB_RS, 6, requests={"cpu": "1", "memory": "1Gi"})],
+     config=LIST_ZONE,
+     binds={"default/web-7c9d-3": "node-b", "default/web-7c9d-4": "node-b", "default/web-7c9d-5": "node-a"},
+     unscheduled=["default/web-7c9d-6"],
+     notes="PodTopologySpread's args: defaultingType List with one default, zone maxSkew 1 DoNotSchedule; "
+           "each replica's DefaultSelector is its ReplicaSet's selector. No soft default, so the plugin does "
+           "not score. Two replicas (1 cpu each) run on node-a (z1); node-b (z2) has room for two; node-c, "
+           "the roomiest, has no zone label and fails every replica (missing required label, "
+           "UnschedulableAndUnresolvable). web-7c9d-3: z1 2, z2 0, node-a 2 + 1 - 0 > 1: node-b alone. "
+           "web-7c9d-4: min 1, node-a 2 + 1 - 1 > 1: node-b again. web-7c9d-5: z1 2, z2 2, node-a passes "
+           "and node-b is full: node-a. web-7c9d-6: z1 3, z2 2, node-a 3 + 1 - 2 > 1, node-b full: no node. "
+           "node-a and node-b are Unschedulable, but every pod has priority 0, so preemption finds no "
+           "victim there; node-c is not helped by preemption.")
+
 # ===================================================== PrioritySort
 G = "PrioritySort"
 F = "queuesort/priority_sort_test.go"
@@ -3012,6 +3267,12 @@ WANT_MESSAGES = {
     ("Preemption", "a preemptor that finds no victim on its retry loses its nomination"): {
         "default/urgent": "0/1 nodes are available: 1 Insufficient cpu. "
                           "preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod."},
+    ("PodTopologySpread", "List default constraints that are DoNotSchedule filter each replica"): {
+        "default/web-7c9d-6": "0/3 nodes are available: 1 Insufficient cpu, "
+                              "1 node(s) didn't match pod topology spread constraints, "
+                              "1 node(s) didn't match pod topology spread constraints (missing required label). "
+                              "preemption: 0/3 nodes are available: 1 Preemption is not helpful for scheduling, "
+                              "2 No preemption victims found for incoming pod."},
     ("PrioritySort", "three priorities, two nodes: the lowest priority arrives first and is left out"): {
         "default/low": "0/2 nodes are available: 2 Insufficient cpu. "
                        "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."},
