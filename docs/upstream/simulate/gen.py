@@ -1899,8 +1899,8 @@ case(G, "sequence: three replicas spread over zones and hosts as each is assumed
 # Ported (same stored versions as above):
 #   scoring_test.go TestPodTopologySpreadScore "system defaulting, nodes don't
 #     have zone, pods match service" (the row left out before);
-#   scoring_test.go TestPreScoreStateEmptyNodes, its four rows with default
-#     constraints or a ReplicaSet ("system default constraints and a
+#   scoring_test.go TestPreScoreStateEmptyNodes, its three rows with default
+#     constraints and a ReplicaSet ("system default constraints and a
 #     replicaset", "default constraints and a replicaset", "default
 #     constraints and a replicaset, but pod has constraints"): upstream
 #     compares the PreScore state (constraints, ignored nodes, domains,
@@ -1918,9 +1918,9 @@ case(G, "sequence: three replicas spread over zones and hosts as each is assumed
 #     as the system default spread over the existing pods.
 # Not ported: the other TestPreScoreStateEmptyNodes rows (pods' own
 # constraints, no default), TestPreFilterState's other rows (own
-# constraints), and nothing else in the stored tests uses defaults
-# (helper/spread_test.go has no DefaultSelector test in either stored
-# version).
+# constraints); nothing else in the stored tests read uses defaults
+# (helper/spread_test.go, read in cb6ff2d8ce35 and 650c573d625b, has no
+# DefaultSelector test, only TestGetPodServices).
 FT = UPSTREAM + "framework/plugins/podtopologyspread/filtering_test.go"
 HT = UPSTREAM + "framework/plugins/helper/spread_test.go"
 HELPER_SRC = UPSTREAM + "framework/plugins/helper/spread.go"
