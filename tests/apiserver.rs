@@ -118,6 +118,11 @@ pub enum Resource {
     Events,
     /// Core `v1` Events (the older API), namespaced.
     CoreEvents,
+    /// What the default spread reads: core `v1` and `apps/v1`, namespaced.
+    Services,
+    ReplicationControllers,
+    ReplicaSets,
+    StatefulSets,
 }
 
 impl Resource {
@@ -127,7 +132,7 @@ impl Resource {
 
     /// Every resource the fake serves. Where two share a kind or a plural
     /// (the Events), [`Resource::parse`] finds the first.
-    pub const EVERY: [Resource; 10] = [
+    pub const EVERY: [Resource; 14] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Namespaces,
@@ -138,6 +143,10 @@ impl Resource {
         Resource::Leases,
         Resource::Events,
         Resource::CoreEvents,
+        Resource::Services,
+        Resource::ReplicationControllers,
+        Resource::ReplicaSets,
+        Resource::StatefulSets,
     ];
 
     /// The URL path segment: "nodes".
@@ -152,6 +161,10 @@ impl Resource {
             Resource::Queues => "queues",
             Resource::Leases => "leases",
             Resource::Events | Resource::CoreEvents => "events",
+            Resource::Services => "services",
+            Resource::ReplicationControllers => "replicationcontrollers",
+            Resource::ReplicaSets => "replicasets",
+            Resource::StatefulSets => "statefulsets",
         }
     }
 
@@ -167,13 +180,23 @@ impl Resource {
             Resource::Queues => "Queue",
             Resource::Leases => "Lease",
             Resource::Events | Resource::CoreEvents => "Event",
+            Resource::Services => "Service",
+            Resource::ReplicationControllers => "ReplicationController",
+            Resource::ReplicaSets => "ReplicaSet",
+            Resource::StatefulSets => "StatefulSet",
         }
     }
 
     /// The API group: "" for core.
     pub fn group(self) -> &'static str {
         match self {
-            Resource::Nodes | Resource::Pods | Resource::Namespaces | Resource::CoreEvents => "",
+            Resource::Nodes
+            | Resource::Pods
+            | Resource::Namespaces
+            | Resource::CoreEvents
+            | Resource::Services
+            | Resource::ReplicationControllers => "",
+            Resource::ReplicaSets | Resource::StatefulSets => "apps",
             Resource::PodDisruptionBudgets => "policy",
             Resource::PriorityClasses => "scheduling.k8s.io",
             Resource::PodGroups | Resource::Queues => "scheduling.volcano.sh",

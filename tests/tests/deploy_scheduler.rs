@@ -1049,6 +1049,13 @@ fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
         want("", resource, &["list", "watch"]);
     }
     want("policy", "poddisruptionbudgets", &["list", "watch"]);
+    // The default spread's selectors.
+    for resource in ["services", "replicationcontrollers"] {
+        want("", resource, &["list", "watch"]);
+    }
+    for resource in ["replicasets", "statefulsets"] {
+        want("apps", resource, &["list", "watch"]);
+    }
     want("", "pods/binding", &["create"]);
     // PodScheduled, nominatedNodeName; DisruptionTarget on victims.
     want("", "pods/status", &["patch"]);

@@ -730,6 +730,58 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
     assert!(condition(&api, "gated", "PodScheduled").is_some_and(|c| c["status"] == "True"));
 }
 
+/// A ReplicaSet's pod, labelled app=web, bound to `node` (or pending).
+fn web_pod(name: &str, node: Option<&str>, owned: bool) -> Value {
+    let mut p = pod(name, "100m", 0, Some("sift"));
+    p["metadata"]["labels"] = json!({"app": "web"});
+    if owned {
+        p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1",
+            "kind": "ReplicaSet", "name": "web-1", "uid": "rs-uid", "controller": true}]);
+    }
+    if let Some(n) = node {
+        p["spec"]["nodeName"] = json!(n);
+        p["status"]["phase"] = json!("Running");
+    }
+    p
+}
+
+/// The system default spread, live: the ReplicaSet comes through the
+/// watch, and its new replica goes where its siblings are fewest although
+/// resources alone would put it beside them (as a pod it does not own does).
+#[test]
+fn a_replica_spreads_away_from_its_siblings_by_the_watched_replica_set() {
+    let dir = temp_dir("schedule-default-spread");
+    let api = FakeApiServer::start();
+    api.add(node("n0", "4"));
+    api.add(node("n1", "4"));
+    api.add(web_pod("web-a", Some("n0"), true));
+    api.add(web_pod("web-b", Some("n0"), true));
+    // n1 is busy with something else: resources prefer n0.
+    let mut busy = pod("batch-job", "1500m", 0, Some("sift"));
+    busy["spec"]["nodeName"] = json!("n1");
+    busy["status"]["phase"] = json!("Running");
+    api.add(busy);
+    // Listed before the scheduler starts: it schedules once every watched
+    // kind has synced, so no replica can be tried before the watch brings it.
+    api.add(json!({"kind": "ReplicaSet", "apiVersion": "apps/v1",
+        "metadata": {"name": "web-1", "namespace": "default", "uid": "rs-uid"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}}}));
+    let (plugins, config) = setup(&dir);
+    let s = Sift::single(&api, &dir, &plugins, &config);
+    // No owner: no default spread, resources decide.
+    api.add(web_pod("loner", None, false));
+    wait_for("the loner bound", &[&s], || {
+        placements(&api).contains_key("loner")
+    });
+    assert_eq!(placements(&api)["loner"], "n0");
+    // The ReplicaSet's own: spread by hostname over its selector.
+    api.add(web_pod("web-c", None, true));
+    wait_for("the replica bound", &[&s], || {
+        placements(&api).contains_key("web-c")
+    });
+    assert_eq!(placements(&api)["web-c"], "n1", "{}", s.log());
+}
+
 /// The Flip test plugin (contract 0.1): version a passes every node,
 /// version b rejects the pod in prepare with "version-b".
 fn flip(version: char) -> Vec<u8> {

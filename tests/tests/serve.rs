@@ -379,10 +379,17 @@ fn malformed_bodies_get_400_with_the_json_path() {
     }
     let (code, text, _) = s.post(
         "/cluster",
-        r#"[{"type": "ADDED", "object": {"kind": "Service"}}]"#,
+        r#"[{"type": "ADDED", "object": {"kind": "ConfigMap"}}]"#,
     );
     assert_eq!(code, 400);
     assert!(text.contains("[0].object.kind"), "{text}");
+    // Services are read (the default spread's selectors), and checked.
+    let (code, text, _) = s.post(
+        "/cluster",
+        r#"[{"type": "ADDED", "object": {"kind": "Service", "metadata": {}}}]"#,
+    );
+    assert_eq!(code, 400);
+    assert!(text.contains("[0].object.metadata.name: missing"), "{text}");
     // Bodies over --max-body are refused before parsing.
     let small = Server::start(&[
         "--plugins",

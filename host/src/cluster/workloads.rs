@@ -89,15 +89,6 @@ impl Workloads {
             .insert(name, selector);
     }
 
-    pub fn remove_service(&mut self, namespace: &str, name: &str) {
-        if let Some(ns) = self.services.get_mut(namespace) {
-            ns.remove(name);
-            if ns.is_empty() {
-                self.services.remove(namespace);
-            }
-        }
-    }
-
     pub fn upsert_replication_controller(&mut self, rc: &k8s::ReplicationController) {
         let (namespace, name) = meta(&rc.metadata);
         let map = rc
@@ -129,9 +120,28 @@ impl Workloads {
         );
     }
 
-    pub fn remove_controller(&mut self, kind: Controller, namespace: &str, name: &str) {
+    /// Forgets a Service or controller by kind (as [`Workload::meta`]
+    /// names it), namespace and name; whether it was there.
+    pub fn remove(&mut self, kind: &str, namespace: &str, name: &str) -> bool {
+        let controller = match kind {
+            "Service" => {
+                let Some(ns) = self.services.get_mut(namespace) else {
+                    return false;
+                };
+                let had = ns.remove(name).is_some();
+                if ns.is_empty() {
+                    self.services.remove(namespace);
+                }
+                return had;
+            }
+            "ReplicationController" => Controller::ReplicationController,
+            "ReplicaSet" => Controller::ReplicaSet,
+            "StatefulSet" => Controller::StatefulSet,
+            _ => return false,
+        };
         self.controllers
-            .remove(&(kind, namespace.to_string(), name.to_string()));
+            .remove(&(controller, namespace.to_string(), name.to_string()))
+            .is_some()
     }
 
     /// The pod's workload selector (see the module's doc).

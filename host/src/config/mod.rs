@@ -109,9 +109,7 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 
 /// kube-scheduler's default score plugins, in its order and with its
 /// weights (`default_plugins.go`). VolumeBinding's capacity score is not
-/// among them (sift has no VolumeBinding), and PodTopologySpread scores
-/// only a pod's own ScheduleAnyway constraints: the system default spread
-/// of pods a Service or controller selects is not ported yet.
+/// among them (sift has no VolumeBinding).
 pub const DEFAULT_SCORES: [(&str, i64); 7] = [
     ("TaintToleration", 3),
     ("NodeAffinity", 2),

@@ -227,6 +227,8 @@ impl BatchLoop {
             ClusterEvent::Batch(b) => self.apply_batch(b),
             // Batch mode's actions (allocate, backfill) preempt nothing.
             ClusterEvent::UpsertBudget(_) | ClusterEvent::DeleteBudget(_) => Ok(()),
+            // Batch mode's own cache keeps no workloads yet.
+            ClusterEvent::UpsertWorkload(_) | ClusterEvent::DeleteWorkload(..) => Ok(()),
             ClusterEvent::Bookmark => Ok(()),
         };
         if let Err(e) = result {

@@ -152,8 +152,13 @@ pub fn run(
         tx: tx.clone(),
         node_objects: node_objects.clone(),
     });
+    let scheduler_kinds = [
+        [informer::Kind::PodDisruptionBudget].as_slice(),
+        &informer::Kind::WORKLOADS,
+    ]
+    .concat();
     let extra: &[informer::Kind] = match options.mode {
-        LiveMode::Scheduler => &[informer::Kind::PodDisruptionBudget],
+        LiveMode::Scheduler => &scheduler_kinds,
         LiveMode::Batch => &informer::Kind::BATCH,
     };
     let informer = rt.block_on(informer::start_watching(

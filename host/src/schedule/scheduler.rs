@@ -259,6 +259,11 @@ impl Loop {
             ClusterEvent::DeleteBudget(key) => {
                 self.cache.remove_budget(&key);
             }
+            // Upstream's queue moves nothing on these either.
+            ClusterEvent::UpsertWorkload(w) => self.cache.edit_workloads(|ws| ws.upsert(&w)),
+            ClusterEvent::DeleteWorkload(kind, ns, name) => self.cache.edit_workloads(|ws| {
+                ws.remove(kind, &ns, &name);
+            }),
             ClusterEvent::Bookmark | ClusterEvent::Batch(_) => {}
         }
     }

@@ -31,10 +31,12 @@
 
 use super::metrics::{KindLabel, Metrics};
 use super::requests::{BatchEvent, ClusterEvent};
+use crate::input::Workload;
 use crate::input::kube as model;
 use crate::input::volcano::{PodGroup, Queue};
 use anyhow::{Context, Result, anyhow};
 use futures_util::StreamExt;
+use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -105,6 +107,11 @@ pub enum Kind {
     Namespace,
     /// What the live scheduler's preemption reads.
     PodDisruptionBudget,
+    /// What gives its pods their workload selector (the default spread).
+    Service,
+    ReplicationController,
+    ReplicaSet,
+    StatefulSet,
     /// What Volcano's batch mode reads besides those.
     PriorityClass,
     PodGroup,
@@ -112,17 +119,28 @@ pub enum Kind {
 }
 
 impl Kind {
-    const EVERY: [Kind; 7] = [
+    const EVERY: [Kind; 11] = [
         Kind::Node,
         Kind::Pod,
         Kind::Namespace,
         Kind::PodDisruptionBudget,
+        Kind::Service,
+        Kind::ReplicationController,
+        Kind::ReplicaSet,
+        Kind::StatefulSet,
         Kind::PriorityClass,
         Kind::PodGroup,
         Kind::Queue,
     ];
     /// What every watch reads.
     pub const CORE: [Kind; 3] = [Kind::Node, Kind::Pod, Kind::Namespace];
+    /// What the live scheduler reads for the default spread.
+    pub const WORKLOADS: [Kind; 4] = [
+        Kind::Service,
+        Kind::ReplicationController,
+        Kind::ReplicaSet,
+        Kind::StatefulSet,
+    ];
     /// What batch mode reads too.
     pub const BATCH: [Kind; 3] = [Kind::PriorityClass, Kind::PodGroup, Kind::Queue];
 
@@ -132,6 +150,10 @@ impl Kind {
             Kind::Pod => "Pod",
             Kind::Namespace => "Namespace",
             Kind::PodDisruptionBudget => "PodDisruptionBudget",
+            Kind::Service => "Service",
+            Kind::ReplicationController => "ReplicationController",
+            Kind::ReplicaSet => "ReplicaSet",
+            Kind::StatefulSet => "StatefulSet",
             Kind::PriorityClass => "PriorityClass",
             Kind::PodGroup => "PodGroup",
             Kind::Queue => "Queue",
@@ -145,6 +167,10 @@ impl Kind {
             Kind::Pod => "pods",
             Kind::Namespace => "namespaces",
             Kind::PodDisruptionBudget => "poddisruptionbudgets",
+            Kind::Service => "services",
+            Kind::ReplicationController => "replicationcontrollers",
+            Kind::ReplicaSet => "replicasets",
+            Kind::StatefulSet => "statefulsets",
             Kind::PriorityClass => "priorityclasses",
             Kind::PodGroup => "podgroups",
             Kind::Queue => "queues",
@@ -539,6 +565,38 @@ pub async fn start_watching(
                 informer,
                 sink,
             )),
+            Kind::Service => tokio::spawn(watch_kind::<k8s::Service>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::ReplicationController => tokio::spawn(watch_kind::<k8s::ReplicationController>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::ReplicaSet => tokio::spawn(watch_kind::<apps::ReplicaSet>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
+            Kind::StatefulSet => tokio::spawn(watch_kind::<apps::StatefulSet>(
+                kube::Api::all(c),
+                config,
+                options,
+                k,
+                informer,
+                sink,
+            )),
             Kind::PriorityClass => tokio::spawn(watch_kind::<PriorityClass>(
                 kube::Api::all(c),
                 config,
@@ -622,6 +680,39 @@ impl Watched for PodDisruptionBudget {
         ClusterEvent::DeleteBudget(key)
     }
 }
+
+/// A Service or controller: keyed "namespace/name", deleted by its kind.
+macro_rules! watched_workload {
+    ($ty:ty, $variant:ident, $kind:literal) => {
+        impl Watched for $ty {
+            fn key(&self) -> String {
+                format!(
+                    "{}/{}",
+                    self.metadata.namespace.as_deref().unwrap_or_default(),
+                    self.metadata.name.as_deref().unwrap_or_default()
+                )
+            }
+            fn upsert(self, _: bool) -> Result<ClusterEvent> {
+                Ok(ClusterEvent::UpsertWorkload(Workload::$variant(Box::new(
+                    self,
+                ))))
+            }
+            fn delete(key: String) -> ClusterEvent {
+                let (ns, name) = key.split_once('/').unwrap_or(("", &key));
+                ClusterEvent::DeleteWorkload($kind, ns.to_string(), name.to_string())
+            }
+        }
+    };
+}
+
+watched_workload!(k8s::Service, Service, "Service");
+watched_workload!(
+    k8s::ReplicationController,
+    ReplicationController,
+    "ReplicationController"
+);
+watched_workload!(apps::ReplicaSet, ReplicaSet, "ReplicaSet");
+watched_workload!(apps::StatefulSet, StatefulSet, "StatefulSet");
 
 impl Watched for PriorityClass {
     fn key(&self) -> String {

@@ -4,8 +4,8 @@
 
 use super::extender::ExtenderArgs;
 use crate::cluster::ClusterState;
-use crate::input::kube;
 use crate::input::volcano::{PodGroup, Queue};
+use crate::input::{Workload, kube};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -105,6 +105,10 @@ pub enum ClusterEvent {
     /// "namespace/name".
     UpsertBudget(Box<PodDisruptionBudget>),
     DeleteBudget(String),
+    /// Services and controllers, which give pods their workload selector;
+    /// deleted by kind, namespace and name.
+    UpsertWorkload(Workload),
+    DeleteWorkload(&'static str, String, String),
     /// What only batch mode reads; the cluster state ignores it.
     Batch(BatchEvent),
     Bookmark,
@@ -157,6 +161,15 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
             ClusterEvent::DeleteNamespace(name) => state.remove_namespace(&name),
             ClusterEvent::UpsertBudget(pdb) => state.upsert_budget(&pdb),
             ClusterEvent::DeleteBudget(key) => state.remove_budget(&key),
+            ClusterEvent::UpsertWorkload(w) => {
+                state.edit_workloads(|ws| ws.upsert(&w));
+                true
+            }
+            ClusterEvent::DeleteWorkload(kind, ns, name) => {
+                let mut had = false;
+                state.edit_workloads(|ws| had = ws.remove(kind, &ns, &name));
+                had
+            }
         };
         changed += usize::from(did);
     }
@@ -254,6 +267,29 @@ pub fn parse_cluster_events_keeping(
                     ClusterEvent::DeleteNamespace(name)
                 } else {
                     ClusterEvent::UpsertNamespace(Box::new(ns))
+                }
+            }
+            "Service" | "ReplicationController" | "ReplicaSet" | "StatefulSet" => {
+                let which = kind.to_string();
+                let o = e.object;
+                let w = match which.as_str() {
+                    "Service" => Workload::Service(Box::new(from_value(o, &object_at)?)),
+                    "ReplicationController" => {
+                        Workload::ReplicationController(Box::new(from_value(o, &object_at)?))
+                    }
+                    "ReplicaSet" => Workload::ReplicaSet(Box::new(from_value(o, &object_at)?)),
+                    _ => Workload::StatefulSet(Box::new(from_value(o, &object_at)?)),
+                };
+                let (meta, kind) = w.meta();
+                let name = meta.name.clone().unwrap_or_default();
+                if name.is_empty() {
+                    return Err(format!("{object_at}.metadata.name: missing"));
+                }
+                if deleted {
+                    let ns = meta.namespace.clone().unwrap_or_else(|| "default".into());
+                    ClusterEvent::DeleteWorkload(kind, ns, name)
+                } else {
+                    ClusterEvent::UpsertWorkload(w)
                 }
             }
             other => {
