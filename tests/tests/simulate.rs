@@ -416,3 +416,60 @@ fn pod_outcomes_stream_as_pods_finish() {
         .collect();
     assert_eq!(order, ["default/a", "default/b", "default/c"]);
 }
+
+/// A ReplicaSet in the cluster file gives its pods the system default
+/// spread: with a packing score (MostAllocated) beside PodTopologySpread,
+/// its replicas spread over the hosts, where pods it does not own pack.
+#[test]
+fn a_replica_set_in_the_cluster_file_spreads_its_pods() {
+    let dir = sift_tests::temp_dir("simulate-default-spread");
+    let config = dir.join("pack.yaml");
+    std::fs::write(
+        &config,
+        "plugins:\n  score:\n    disabled: [{name: \"*\"}]\n    enabled: [{name: NodeResourcesFit, weight: 1}, {name: PodTopologySpread, weight: 2}]\n\
+         pluginConfig:\n  - name: NodeResourcesFit\n    args: {scoringStrategy: {type: MostAllocated}}\n",
+    )
+    .unwrap();
+    let hosts: Vec<Value> = (0..3)
+        .map(|i| {
+            let mut n = node(&format!("n{i}"), "4");
+            n["metadata"]["labels"] = json!({"kubernetes.io/hostname": format!("n{i}")});
+            n
+        })
+        .collect();
+    let replica = |name: &str, owned: bool| {
+        let mut p = pod(name, "100m", 0);
+        p["metadata"]["labels"] = json!({"app": "web"});
+        if owned {
+            p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1",
+                "kind": "ReplicaSet", "name": "web-1", "uid": "rs", "controller": true}]);
+        }
+        p
+    };
+    let replica_set = json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web-1", "namespace": "default", "uid": "rs"},
+        "spec": {"selector": {"matchLabels": {"app": "web"}}}});
+    let nodes_of = |got: &[Value]| -> Vec<String> {
+        let mut n: Vec<String> = got
+            .iter()
+            .map(|p| p["node"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    let cfg = ["-c", config.to_str().unwrap()];
+    let mut items = hosts.clone();
+    items.push(replica_set.clone());
+    items.extend((0..3).map(|i| replica(&format!("web-{i}"), true)));
+    assert_eq!(
+        nodes_of(&simulate_cluster(&dir, items, &cfg)),
+        ["n0", "n1", "n2"]
+    );
+    let mut items = hosts;
+    items.push(replica_set);
+    items.extend((0..3).map(|i| replica(&format!("web-{i}"), false)));
+    assert_eq!(
+        nodes_of(&simulate_cluster(&dir, items, &cfg)),
+        ["n0", "n0", "n0"]
+    );
+}

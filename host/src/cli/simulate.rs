@@ -134,6 +134,8 @@ impl Workload {
         let mut bound = Objects {
             nodes: cluster.nodes.clone(),
             namespaces: cluster.namespaces.clone(),
+            budgets: cluster.budgets.clone(),
+            workloads: cluster.workloads.clone(),
             ..Default::default()
         };
         for (pod, origin) in &cluster.pods {
