@@ -478,6 +478,94 @@ macro_rules! owners_without_api_version {
 
 pub(crate) use owners_without_api_version;
 
+/// The conversions of 0.4 and later: 0.4's pod, group and node fields,
+/// plus the pod fields a later version adds (`|p| { field: value, .. }`).
+macro_rules! since_0_4_conversions {
+    (|$p:ident| { $($field:ident: $value:expr),* $(,)? }) => {
+        since_0_2_conversions!(|$p| {
+            non_zero_requests: wire::NonZero {
+                milli_cpu: $p.non_zero_requests.milli_cpu,
+                memory: $p.non_zero_requests.memory,
+            },
+            preferred_node_affinity: $p
+                .preferred_node_affinity
+                .iter()
+                .map(|t| wire::WeightedSelectorTerm {
+                    weight: t.weight,
+                    preference: term_to_wire(&t.preference),
+                })
+                .collect(),
+            preferred_pod_affinity: weighted_to_wire(&$p.preferred_pod_affinity),
+            preferred_pod_anti_affinity: weighted_to_wire(&$p.preferred_pod_anti_affinity),
+            images: $p.images.clone(),
+            $($field: $value,)*
+        }, |g| {
+            affinity: g.affinity.iter().map(affinity_term_to_wire).collect(),
+            preferred_affinity: weighted_to_wire(&g.preferred_affinity),
+            preferred_anti_affinity: weighted_to_wire(&g.preferred_anti_affinity),
+        });
+
+        fn weighted_to_wire(
+            terms: &[sift_sdk::WeightedPodAffinityTerm],
+        ) -> Vec<wire::WeightedPodAffinityTerm> {
+            terms
+                .iter()
+                .map(|t| wire::WeightedPodAffinityTerm {
+                    weight: t.weight,
+                    term: affinity_term_to_wire(&t.term),
+                })
+                .collect()
+        }
+
+        node_conversions! {
+            flags: [LABELS, TAINTS, UNSCHEDULABLE, RESOURCES, PORTS, ANNOTATIONS, CONDITIONS, OBJECT, IMAGES],
+            more: |n, fields| {
+                annotations: masked(fields, NodeFields::ANNOTATIONS, || labels_to_wire(&n.annotations)),
+                conditions: masked(fields, NodeFields::CONDITIONS, || {
+                    n.conditions
+                        .iter()
+                        .map(|c| wire::NodeCondition {
+                            type_: c.type_.clone(),
+                            status: c.status.clone(),
+                        })
+                        .collect()
+                }),
+                object: masked(fields, NodeFields::OBJECT, || {
+                    n.object.as_deref().unwrap_or_default().to_string()
+                }),
+                non_zero_requested: if fields.contains(NodeFields::RESOURCES) {
+                    wire::NonZero {
+                        milli_cpu: n.non_zero_requested.milli_cpu,
+                        memory: n.non_zero_requested.memory,
+                    }
+                } else {
+                    wire::NonZero { milli_cpu: 0, memory: 0 }
+                },
+                images: masked(fields, NodeFields::IMAGES, || {
+                    n.images
+                        .iter()
+                        .map(|i| wire::ContainerImage {
+                            names: i.names.clone(),
+                            size_bytes: i.size_bytes,
+                        })
+                        .collect()
+                }),
+                // The host keeps only the keys plugins named (ClusterState).
+                pod_annotations: n
+                    .pod_annotations
+                    .iter()
+                    .map(|p| wire::PodAnnotations {
+                        pod: p.pod.clone(),
+                        annotations: labels_to_wire(&p.annotations),
+                    })
+                    .collect(),
+            }
+        }
+    };
+}
+
+pub(crate) use since_0_4_conversions;
+
 /// Expands, in a 0.3-or-later version module, `describe` (with the
 /// extension points) and the scorer and reserver calls.
 macro_rules! since_0_3_calls {

@@ -529,98 +529,37 @@ pub async fn start_watching(
     for k in watched {
         let (config, informer, sink) = (watch_config.clone(), informer.clone(), sink.clone());
         let c = client.clone();
+        // Each kind's watch, with its own type.
+        macro_rules! spawn {
+            ($ty:ty, $config:expr) => {
+                tokio::spawn(watch_kind::<$ty>(
+                    kube::Api::all(c),
+                    $config,
+                    options,
+                    k,
+                    informer,
+                    sink,
+                ))
+            };
+        }
         match k {
-            Kind::Node => tokio::spawn(watch_kind::<k8s::Node>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
+            Kind::Node => spawn!(k8s::Node, config),
             // Pods that finished hold nothing: the API server leaves them
             // out (and sends DELETED when a pod finishes), as
             // kube-scheduler's informer.
-            Kind::Pod => tokio::spawn(watch_kind::<k8s::Pod>(
-                kube::Api::all(c),
-                config.fields("status.phase!=Succeeded,status.phase!=Failed"),
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::Namespace => tokio::spawn(watch_kind::<k8s::Namespace>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::PodDisruptionBudget => tokio::spawn(watch_kind::<PodDisruptionBudget>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::Service => tokio::spawn(watch_kind::<k8s::Service>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::ReplicationController => tokio::spawn(watch_kind::<k8s::ReplicationController>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::ReplicaSet => tokio::spawn(watch_kind::<apps::ReplicaSet>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::StatefulSet => tokio::spawn(watch_kind::<apps::StatefulSet>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::PriorityClass => tokio::spawn(watch_kind::<PriorityClass>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::PodGroup => tokio::spawn(watch_kind::<PodGroup>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
-            Kind::Queue => tokio::spawn(watch_kind::<Queue>(
-                kube::Api::all(c),
-                config,
-                options,
-                k,
-                informer,
-                sink,
-            )),
+            Kind::Pod => spawn!(
+                k8s::Pod,
+                config.fields("status.phase!=Succeeded,status.phase!=Failed")
+            ),
+            Kind::Namespace => spawn!(k8s::Namespace, config),
+            Kind::PodDisruptionBudget => spawn!(PodDisruptionBudget, config),
+            Kind::Service => spawn!(k8s::Service, config),
+            Kind::ReplicationController => spawn!(k8s::ReplicationController, config),
+            Kind::ReplicaSet => spawn!(apps::ReplicaSet, config),
+            Kind::StatefulSet => spawn!(apps::StatefulSet, config),
+            Kind::PriorityClass => spawn!(PriorityClass, config),
+            Kind::PodGroup => spawn!(PodGroup, config),
+            Kind::Queue => spawn!(Queue, config),
         };
     }
     Ok(informer)
@@ -665,13 +604,18 @@ impl Watched for k8s::Pod {
     }
 }
 
+/// "namespace/name".
+fn namespaced_key(m: &k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta) -> String {
+    format!(
+        "{}/{}",
+        m.namespace.as_deref().unwrap_or_default(),
+        m.name.as_deref().unwrap_or_default()
+    )
+}
+
 impl Watched for PodDisruptionBudget {
     fn key(&self) -> String {
-        format!(
-            "{}/{}",
-            self.metadata.namespace.as_deref().unwrap_or_default(),
-            self.metadata.name.as_deref().unwrap_or_default()
-        )
+        namespaced_key(&self.metadata)
     }
     fn upsert(self, _: bool) -> Result<ClusterEvent> {
         Ok(ClusterEvent::UpsertBudget(Box::new(self)))
@@ -686,11 +630,7 @@ macro_rules! watched_workload {
     ($ty:ty, $variant:ident, $kind:literal) => {
         impl Watched for $ty {
             fn key(&self) -> String {
-                format!(
-                    "{}/{}",
-                    self.metadata.namespace.as_deref().unwrap_or_default(),
-                    self.metadata.name.as_deref().unwrap_or_default()
-                )
+                namespaced_key(&self.metadata)
             }
             fn upsert(self, _: bool) -> Result<ClusterEvent> {
                 Ok(ClusterEvent::UpsertWorkload(Workload::$variant(Box::new(
