@@ -263,7 +263,7 @@ fn wrong_interface_core_module_and_garbage_are_load_errors() {
 fn a_component_of_an_unknown_contract_version_is_refused_naming_the_supported_ones() {
     let dir = sift_tests::temp_dir("unknown-contract");
     let rt = runtime(Limits::default());
-    for version in ["0.5.0", "1.0.0"] {
+    for version in ["0.6.0", "1.0.0"] {
         let file = write(
             &dir,
             &format!("v{version}.wasm"),
