@@ -2813,7 +2813,7 @@ mod tests {
         assert_eq!(get(&format!("{base}/api/v1/nodes")).0, 200);
         api.set_failing(Some("pods"), None);
         assert_eq!(get(&format!("{base}/api/v1/pods")).0, 200);
-        assert_eq!(get(&format!("{base}/api/v1/services")).0, 404);
+        assert_eq!(get(&format!("{base}/api/v1/configmaps")).0, 404);
     }
 
     #[test]
