@@ -123,6 +123,12 @@ pub enum Resource {
     ReplicationControllers,
     ReplicaSets,
     StatefulSets,
+    /// What the volume filters read: core `v1` claims (namespaced) and
+    /// volumes, `storage.k8s.io/v1` classes and CSINodes (cluster-scoped).
+    PersistentVolumeClaims,
+    PersistentVolumes,
+    StorageClasses,
+    CsiNodes,
 }
 
 impl Resource {
@@ -132,7 +138,7 @@ impl Resource {
 
     /// Every resource the fake serves. Where two share a kind or a plural
     /// (the Events), [`Resource::parse`] finds the first.
-    pub const EVERY: [Resource; 14] = [
+    pub const EVERY: [Resource; 18] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Namespaces,
@@ -147,6 +153,10 @@ impl Resource {
         Resource::ReplicationControllers,
         Resource::ReplicaSets,
         Resource::StatefulSets,
+        Resource::PersistentVolumeClaims,
+        Resource::PersistentVolumes,
+        Resource::StorageClasses,
+        Resource::CsiNodes,
     ];
 
     /// The URL path segment: "nodes".
@@ -165,6 +175,10 @@ impl Resource {
             Resource::ReplicationControllers => "replicationcontrollers",
             Resource::ReplicaSets => "replicasets",
             Resource::StatefulSets => "statefulsets",
+            Resource::PersistentVolumeClaims => "persistentvolumeclaims",
+            Resource::PersistentVolumes => "persistentvolumes",
+            Resource::StorageClasses => "storageclasses",
+            Resource::CsiNodes => "csinodes",
         }
     }
 
@@ -184,6 +198,10 @@ impl Resource {
             Resource::ReplicationControllers => "ReplicationController",
             Resource::ReplicaSets => "ReplicaSet",
             Resource::StatefulSets => "StatefulSet",
+            Resource::PersistentVolumeClaims => "PersistentVolumeClaim",
+            Resource::PersistentVolumes => "PersistentVolume",
+            Resource::StorageClasses => "StorageClass",
+            Resource::CsiNodes => "CSINode",
         }
     }
 
@@ -195,7 +213,10 @@ impl Resource {
             | Resource::Namespaces
             | Resource::CoreEvents
             | Resource::Services
-            | Resource::ReplicationControllers => "",
+            | Resource::ReplicationControllers
+            | Resource::PersistentVolumeClaims
+            | Resource::PersistentVolumes => "",
+            Resource::StorageClasses | Resource::CsiNodes => "storage.k8s.io",
             Resource::ReplicaSets | Resource::StatefulSets => "apps",
             Resource::PodDisruptionBudgets => "policy",
             Resource::PriorityClasses => "scheduling.k8s.io",
@@ -238,7 +259,13 @@ impl Resource {
     pub fn namespaced(self) -> bool {
         !matches!(
             self,
-            Resource::Nodes | Resource::Namespaces | Resource::PriorityClasses | Resource::Queues
+            Resource::Nodes
+                | Resource::Namespaces
+                | Resource::PriorityClasses
+                | Resource::Queues
+                | Resource::PersistentVolumes
+                | Resource::StorageClasses
+                | Resource::CsiNodes
         )
     }
 

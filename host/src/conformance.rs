@@ -38,6 +38,10 @@ pub struct Case {
     /// Namespaces, for pod affinity's namespaceSelector.
     #[serde(default)]
     pub namespaces: Vec<Value>,
+    /// Other objects of the cluster, as kubectl prints them: claims,
+    /// volumes, classes, CSI objects (what the volume filters read).
+    #[serde(default)]
+    pub objects: Vec<Value>,
     pub pod: Value,
     pub expect: Expect,
 }
@@ -162,7 +166,10 @@ fn run_case_inner(file: &Path, catalog: &Catalog, name: &mut String) -> Result<V
         }
     }
 
-    let objects = cluster_objects(file, case.nodes, case.pods, case.namespaces)?;
+    let mut objects = cluster_objects(file, case.nodes, case.pods, case.namespaces)?;
+    for (i, v) in case.objects.into_iter().enumerate() {
+        objects.add_json(file, &format!("objects[{i}]"), v, None)?;
+    }
     let mut target = Objects::default();
     target.add_json(file, "pod", case.pod, Some("Pod"))?;
     let (pod_obj, _) = target
@@ -297,8 +304,9 @@ pub struct SimulationCase {
     pub namespaces: Vec<Value>,
     /// Pending pods, in arrival order.
     pub workload: Vec<Value>,
-    /// Other objects of the cluster, as kubectl prints them (today:
-    /// PodDisruptionBudgets).
+    /// Other objects of the cluster, as kubectl prints them:
+    /// PodDisruptionBudgets, Services and controllers, claims, volumes,
+    /// classes and CSI objects.
     #[serde(default)]
     pub objects: Vec<Value>,
     /// Batch mode: Volcano Queues, PodGroups and PriorityClasses.

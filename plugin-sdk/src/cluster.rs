@@ -96,6 +96,18 @@ pub trait ClusterView {
         std::sync::Arc::new(GroupIndex::scan(self))
     }
 
+    /// The cluster object of `kind` at `key` (`namespace/name`, or `name`
+    /// for cluster-scoped kinds), as `kubectl get -o json` prints it. Only
+    /// kinds the plugin names in [`crate::Plugin::OBJECT_KINDS`] are there.
+    fn object(&self, _kind: &str, _key: &str) -> Option<&serde_json::Value> {
+        None
+    }
+
+    /// Every object of `kind`, by key.
+    fn objects(&self, _kind: &str) -> Vec<(&str, &serde_json::Value)> {
+        Vec::new()
+    }
+
     /// An id of this view's contents: equal ids, equal views (the host's
     /// snapshot generation; a component's count of syncs). Plugins may key
     /// caches on it. `None`: no such id, cache nothing.
@@ -138,11 +150,25 @@ pub struct ClusterTables {
     /// By node index; missing entries mean no pods.
     pub pods: Vec<Vec<GroupCount>>,
     pub namespaces: Vec<(String, Labels)>,
+    /// Cluster objects by kind, then key.
+    pub objects:
+        std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
 }
 
 impl ClusterView for ClusterTables {
     fn slots(&self) -> u32 {
         self.nodes.len() as u32
+    }
+    fn object(&self, kind: &str, key: &str) -> Option<&serde_json::Value> {
+        self.objects.get(kind)?.get(key)
+    }
+    fn objects(&self, kind: &str) -> Vec<(&str, &serde_json::Value)> {
+        self.objects
+            .get(kind)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect()
     }
     fn node(&self, slot: u32) -> Option<&crate::Node> {
         self.nodes.get(slot as usize)
@@ -278,6 +304,7 @@ mod tests {
                 vec![count(&web, 3)],
             ],
             namespaces: vec![],
+            ..Default::default()
         }
     }
 

@@ -1,4 +1,4 @@
-//! The component side of the contract (0.5): bindings, the node table
+//! The component side of the contract (0.6): bindings, the node table
 //! and cluster view the host syncs into the instance, and conversion from
 //! the wire types to the SDK's model. Plugin authors never touch this
 //! module.
@@ -6,8 +6,8 @@
 use crate::cluster::{ClusterView, Domains, GroupCount, GroupIndex, NominatedPod, PodGroup};
 use crate::model::{
     ContainerImage, HostPort, LabelSelector, Labels, Node, NodeCondition, OwnerReference, Pod,
-    PodAffinityTerm, PodAnnotations, SelectorRequirement, SelectorTerm, Taint, Toleration,
-    TopologySpreadConstraint, WeightedPodAffinityTerm, WeightedSelectorTerm,
+    PodAffinityTerm, PodAnnotations, PodVolumes, SelectorRequirement, SelectorTerm, Taint,
+    Toleration, TopologySpreadConstraint, WeightedPodAffinityTerm, WeightedSelectorTerm,
 };
 use crate::resources::Resources;
 use crate::{Args, Code, ExtensionPoints, NodeFields, Plugin, PreScore, Prepare, Status};
@@ -18,7 +18,7 @@ use std::sync::Arc;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/0.5.0",
+        path: "../wit/0.6.0",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
@@ -57,6 +57,7 @@ pub fn describe<P: Plugin>() -> wit::PluginInfo {
         (NodeFields::CONDITIONS, wit::NodeFields::CONDITIONS),
         (NodeFields::OBJECT, wit::NodeFields::OBJECT),
         (NodeFields::IMAGES, wit::NodeFields::IMAGES),
+        (NodeFields::VOLUMES, wit::NodeFields::VOLUMES),
     ] {
         if f.contains(ours) {
             flags = flags | theirs;
@@ -82,6 +83,7 @@ pub fn describe<P: Plugin>() -> wit::PluginInfo {
             .iter()
             .map(|k| k.to_string())
             .collect(),
+        object_kinds: P::OBJECT_KINDS.iter().map(|k| k.to_string()).collect(),
     }
 }
 
@@ -97,6 +99,8 @@ pub struct State<P: Plugin> {
     groups: HashMap<u64, Arc<PodGroup>>,
     placements: Vec<Vec<GroupCount>>,
     namespaces: HashMap<String, Labels>,
+    /// Cluster objects of the kinds the plugin names, by kind, then key.
+    objects: HashMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
     /// Slots holding pods with required anti-affinity.
     anti_slots: std::collections::BTreeSet<u32>,
     /// Slots with pods whose affinity terms a scorer weighs, kept as
@@ -119,6 +123,7 @@ impl<P: Plugin> Default for State<P> {
             groups: HashMap::new(),
             placements: Vec::new(),
             namespaces: HashMap::new(),
+            objects: HashMap::new(),
             anti_slots: Default::default(),
             affinity_slots: Default::default(),
             domains: Default::default(),
@@ -152,6 +157,17 @@ impl<P: Plugin> ClusterView for State<P> {
     }
     fn anti_affinity_slots(&self) -> Vec<u32> {
         self.anti_slots.iter().copied().collect()
+    }
+    fn object(&self, kind: &str, key: &str) -> Option<&serde_json::Value> {
+        self.objects.get(kind)?.get(key)
+    }
+    fn objects(&self, kind: &str) -> Vec<(&str, &serde_json::Value)> {
+        self.objects
+            .get(kind)
+            .into_iter()
+            .flatten()
+            .map(|(k, v)| (k.as_str(), v))
+            .collect()
     }
     fn affinity_slots(&self) -> Vec<u32> {
         self.affinity_slots.iter().copied().collect()
@@ -260,6 +276,26 @@ impl<P: Plugin> State<P> {
         }
         for ns in upserts {
             self.namespaces.insert(ns.name, labels(ns.labels));
+        }
+    }
+
+    /// An object the host sent that is not JSON is a host bug: it is left
+    /// out rather than trapping the instance.
+    pub fn sync_objects(
+        &mut self,
+        kind: String,
+        upserts: Vec<wit::ClusterObject>,
+        removals: Vec<String>,
+    ) {
+        self.syncs += 1;
+        let table = self.objects.entry(kind).or_default();
+        for key in removals {
+            table.remove(&key);
+        }
+        for o in upserts {
+            if let Ok(v) = serde_json::from_str(&o.object) {
+                table.insert(o.key, v);
+            }
         }
     }
 
@@ -584,6 +620,14 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
             })
             .collect::<Vec<_>>()
             .into(),
+        volumes: n
+            .volumes
+            .into_iter()
+            .map(|p| PodVolumes {
+                pod: p.pod,
+                volumes: p.volumes.into_iter().map(volume).collect(),
+            })
+            .collect(),
         memo: Default::default(),
     }
 }
@@ -695,6 +739,16 @@ fn pod(p: wit::Pod) -> Pod {
             .collect(),
         images: p.images,
         workload_selector: p.workload_selector.map(label_selector),
+        volumes: p.volumes.into_iter().map(volume).collect(),
         object: object(p.object),
+    }
+}
+
+fn volume(v: wit::Volume) -> crate::model::Volume {
+    crate::model::Volume {
+        name: v.name,
+        claim_name: v.claim_name,
+        ephemeral: v.ephemeral,
+        object: Arc::from(v.object),
     }
 }

@@ -66,8 +66,8 @@ pub use cluster::{
 pub use model::{
     ContainerImage, Found, HostPort, LabelKey, LabelSelector, LabelValue, Labels, Node,
     NodeCondition, NodeFields, NodeMemo, OwnerReference, Pod, PodAffinityTerm, PodAnnotations,
-    SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
-    WeightedPodAffinityTerm, WeightedSelectorTerm,
+    PodVolumes, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
+    Volume, WeightedPodAffinityTerm, WeightedSelectorTerm,
 };
 pub use quantity::Quantity;
 pub use resources::Resources;
@@ -197,6 +197,11 @@ pub trait Plugin: Sized + Send + Sync + 'static {
     /// escape hatch for fields the model lacks). Off by default: it costs a
     /// serialization and a copy per pod.
     const POD_OBJECT: bool = false;
+    /// The kinds of cluster objects `prepare` reads through
+    /// [`ClusterView::object`], by their `kind` (e.g.
+    /// `"PersistentVolumeClaim"`, `"StorageClass"`). The host syncs those
+    /// objects into a component, whole; none by default.
+    const OBJECT_KINDS: &'static [&'static str] = &[];
     /// What `prepare` (or `pre_score`) computes once per pod for `filter`
     /// (or `score`) to use: kube-scheduler's CycleState entry. `Default`
     /// is what the default `prepare` and `pre_score` proceed with.
@@ -385,6 +390,13 @@ macro_rules! export_plugin {
                     removals: ::std::vec::Vec<::std::string::String>,
                 ) {
                     SIFT_STATE.with(|s| s.borrow_mut().sync_namespaces(upserts, removals))
+                }
+                fn sync_objects(
+                    kind: ::std::string::String,
+                    upserts: ::std::vec::Vec<$crate::guest::wit::ClusterObject>,
+                    removals: ::std::vec::Vec<::std::string::String>,
+                ) {
+                    SIFT_STATE.with(|s| s.borrow_mut().sync_objects(kind, upserts, removals))
                 }
                 fn prepare(pod: $crate::guest::wit::Pod) -> $crate::guest::wit::PrepareResult {
                     SIFT_STATE.with(|s| s.borrow_mut().prepare(pod))

@@ -161,6 +161,9 @@ pub struct Pod {
     /// controlling ReplicaSet's or StatefulSet's in `match_expressions`.
     /// `None` when nothing narrower than every pod comes out.
     pub workload_selector: Option<LabelSelector>,
+    /// Its volumes that can concern scheduling (contract 0.6; see
+    /// [`Volume`]).
+    pub volumes: Vec<Volume>,
     /// The escape hatch: the whole Pod as `kubectl get -o json` prints it,
     /// for fields this model lacks. Only for plugins that set
     /// [`crate::Plugin::POD_OBJECT`]; `None` otherwise.
@@ -207,6 +210,10 @@ pub struct Node {
     /// [`crate::Plugin::NODE_FIELDS`] has [`NodeFields::IMAGES`]. Shared:
     /// a node is copied whenever its pods change, its images are not.
     pub images: std::sync::Arc<[ContainerImage]>,
+    /// The volumes of the pods bound to it that have any (see [`Volume`]),
+    /// sorted by pod, for plugins whose [`crate::Plugin::NODE_FIELDS`] has
+    /// [`NodeFields::VOLUMES`] (contract 0.6 and later).
+    pub volumes: Vec<PodVolumes>,
     /// What a plugin derived from this node ([`Node::derived`]); empty in
     /// a clone and after [`Node::add_pod`].
     pub memo: NodeMemo,
@@ -264,6 +271,39 @@ impl std::fmt::Debug for NodeMemo {
             "NodeMemo(empty)"
         })
     }
+}
+
+/// A volume of a pod (`spec.volumes[]`) that can concern scheduling: any
+/// source but configMap, secret, downwardAPI, projected and emptyDir,
+/// which no filter reads and nearly every pod has.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Volume {
+    pub name: String,
+    /// The PersistentVolumeClaim it mounts, in the pod's namespace:
+    /// `persistentVolumeClaim.claimName`, or for an `ephemeral` volume the
+    /// claim Kubernetes creates for it, `<pod>-<volume>`. Empty otherwise.
+    pub claim_name: String,
+    /// An `ephemeral` volume: its claim belongs to the pod.
+    pub ephemeral: bool,
+    /// The volume as the pod spec writes it (JSON), for in-line sources
+    /// (gcePersistentDisk, awsElasticBlockStore, rbd, iscsi, csi, ...).
+    pub object: std::sync::Arc<str>,
+}
+
+impl Volume {
+    /// The in-line source `key` (e.g. `"gcePersistentDisk"`), parsed.
+    pub fn source(&self, key: &str) -> Option<serde_json::Value> {
+        let mut v: serde_json::Value = serde_json::from_str(&self.object).ok()?;
+        v.get_mut(key).map(serde_json::Value::take)
+    }
+}
+
+/// The volumes of one pod bound to a node.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PodVolumes {
+    /// namespace/name.
+    pub pod: String,
+    pub volumes: Vec<Volume>,
 }
 
 /// Annotations of one pod bound to a node (the keys a plugin asked for).
@@ -335,6 +375,7 @@ impl std::fmt::Display for NodeFields {
             (Self::CONDITIONS, "conditions"),
             (Self::OBJECT, "object"),
             (Self::IMAGES, "images"),
+            (Self::VOLUMES, "volumes"),
         ];
         let mut any = false;
         for (flag, name) in names {
@@ -371,6 +412,9 @@ impl NodeFields {
     /// Kilobytes per node, read by ImageLocality alone: not part of `ALL`
     /// either.
     pub const IMAGES: NodeFields = NodeFields(256);
+    /// Contract 0.6 and later: the volumes of the pods bound to the node
+    /// ([`Node::volumes`]), read by the volume filters alone.
+    pub const VOLUMES: NodeFields = NodeFields(512);
 
     pub const fn union(self, other: NodeFields) -> NodeFields {
         NodeFields(self.0 | other.0)
@@ -408,6 +452,11 @@ impl NodeFields {
                 node.images.clone()
             } else {
                 Default::default()
+            },
+            volumes: if self.contains(Self::VOLUMES) {
+                node.volumes.clone()
+            } else {
+                Vec::new()
             },
             annotations: if self.contains(Self::ANNOTATIONS) {
                 node.annotations.clone()

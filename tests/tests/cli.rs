@@ -362,6 +362,25 @@ fn a_contract_0_4_scorer_scores_beside_current_plugins() {
     );
 }
 
+/// PodTopologySpread reads 0.5's workload selector: a 0.5 build still gets
+/// it and filters and scores its cases (the default spread included)
+/// beside 0.6 plugins.
+#[test]
+fn a_contract_0_5_plugin_filters_and_scores_beside_current_plugins() {
+    for cases in [
+        "tests/cases/PodTopologySpread",
+        "tests/cases/Simulate/PodTopologySpread",
+    ] {
+        an_old_scorer_scores_beside_current_plugins(
+            "pod_topology_spread_contract_0_5.wasm",
+            "sift_plugin_pod_topology_spread.wasm",
+            "PodTopologySpread",
+            "0.5.0",
+            cases,
+        );
+    }
+}
+
 #[test]
 fn plugins_list_and_inspect() {
     let o = sift(&["plugins", "list"]);
@@ -376,9 +395,13 @@ fn plugins_list_and_inspect() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("name:         NodePorts"), "{out}");
     assert!(out.contains("node fields:  ports\n"), "{out}");
-    assert!(out.contains("sift:predicate/predicate@0.5.0"), "{out}");
+    let latest = sift_host::contract::SUPPORTED.last().unwrap();
     assert!(
-        out.contains("contract:     sift:predicate/plugin@0.5.0"),
+        out.contains(&format!("sift:predicate/predicate@{latest}")),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("contract:     sift:predicate/plugin@{latest}")),
         "{out}"
     );
 }

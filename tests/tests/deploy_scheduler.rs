@@ -1056,6 +1056,13 @@ fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
     for resource in ["replicasets", "statefulsets"] {
         want("apps", resource, &["list", "watch"]);
     }
+    // The volume filters' claims, volumes, classes and CSINodes.
+    for resource in ["persistentvolumeclaims", "persistentvolumes"] {
+        want("", resource, &["list", "watch"]);
+    }
+    for resource in ["storageclasses", "csinodes"] {
+        want("storage.k8s.io", resource, &["list", "watch"]);
+    }
     want("", "pods/binding", &["create"]);
     // PodScheduled, nominatedNodeName; DisruptionTarget on victims.
     want("", "pods/status", &["patch"]);

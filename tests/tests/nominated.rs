@@ -141,10 +141,13 @@ fn a_contract_0_1_plugin_sees_the_nominated_node_in_a_scratch_slot_and_only_that
 }
 
 #[test]
-fn nominations_coming_and_going_resync_no_node_into_a_contract_0_4_plugin() {
+fn nominations_coming_and_going_resync_no_node_into_a_current_contract_plugin() {
     let file = sift_tests::plugins_dir().join("sift_plugin_node_resources_fit.wasm");
     let plugin = Arc::new(WasmPlugin::load(&runtime(), &file, &|_| "{}".into()).unwrap());
-    assert_eq!(plugin.identity().contract.as_str(), "0.5.0");
+    assert_eq!(
+        Some(&plugin.identity().contract.as_str()),
+        sift_host::contract::SUPPORTED.last()
+    );
     let mut engine = engine(&plugin);
 
     let mut state = cluster(500, 0);

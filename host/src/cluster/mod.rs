@@ -3,11 +3,13 @@
 //! list and NodeTree order, in [`table`]s whose copies share chunks), pods
 //! nominated to nodes ([`nominated`]), PodDisruptionBudgets
 //! ([`disruption`]), the Services and controllers that select pods
-//! ([`workloads`]), and generated clusters ([`synthetic`]).
+//! ([`workloads`]), the objects plugins read whole ([`api_objects`]), and
+//! generated clusters ([`synthetic`]).
 //!
 //! Imports only `input`. The state builds snapshots; a snapshot never
 //! names the state.
 
+pub mod api_objects;
 pub mod disruption;
 pub mod nominated;
 pub mod snapshot;

@@ -2,6 +2,7 @@
 //! bound pods use (kube-scheduler's NodeInfo list), in kube-scheduler's
 //! node order; the pods on each node by group; namespaces' labels.
 
+use super::api_objects::ApiObjects;
 use super::nominated::{self, NominatedBySlot, Nominations};
 use super::table::Table;
 use super::workloads::Workloads;
@@ -33,6 +34,8 @@ pub struct ClusterView {
     pub nominations: Arc<Nominations>,
     /// The Services and controllers that give pods their workload selector.
     pub workloads: Arc<Workloads>,
+    /// The objects plugins read whole (claims, volumes, classes, CSI).
+    pub api_objects: Arc<ApiObjects>,
 }
 
 /// What a snapshot derives from node names and zone labels only.
@@ -84,6 +87,7 @@ pub struct Snapshot {
     group_count: usize,
     nominations: Arc<Nominations>,
     workloads: Arc<Workloads>,
+    api_objects: Arc<ApiObjects>,
     /// The nominations by the slot of their node.
     nominated: NominatedBySlot,
     /// Slots with pods with required anti-affinity, computed when first
@@ -123,6 +127,7 @@ impl Snapshot {
             group_count: 0,
             nominations: Arc::default(),
             workloads: Arc::default(),
+            api_objects: Arc::default(),
         };
         let layout = Arc::new(Layout::of(&view.nodes, by_name));
         Ok(Snapshot::build(view, layout, Vec::new()))
@@ -148,6 +153,7 @@ impl Snapshot {
             group_count,
             nominations,
             workloads,
+            api_objects,
         } = view;
         debug_assert_eq!(nodes.len(), pods.len());
         let nominated = nominated::by_slot(&nominations, |n| layout.by_name.get(n).copied());
@@ -160,6 +166,7 @@ impl Snapshot {
             group_count,
             nominations,
             workloads,
+            api_objects,
             nominated,
             anti_affinity_slots: std::sync::OnceLock::new(),
             affinity_slots: std::sync::OnceLock::new(),
@@ -251,6 +258,10 @@ impl Snapshot {
         &self.workloads
     }
 
+    pub fn api_objects(&self) -> &Arc<ApiObjects> {
+        &self.api_objects
+    }
+
     /// Pending pods nominated to nodes, by pod key.
     pub fn nominations(&self) -> &Arc<Nominations> {
         &self.nominations
@@ -296,6 +307,15 @@ impl sift_sdk::ClusterView for Snapshot {
         self.namespaces
             .iter()
             .map(|(n, l)| (n.as_str(), l))
+            .collect()
+    }
+    fn object(&self, kind: &str, key: &str) -> Option<&serde_json::Value> {
+        self.api_objects.get(kind, key)
+    }
+    fn objects(&self, kind: &str) -> Vec<(&str, &serde_json::Value)> {
+        self.api_objects
+            .of_kind(kind)
+            .map(|(k, v)| (k, &**v))
             .collect()
     }
     fn domains(&self, key: &str) -> Arc<sift_sdk::Domains> {
@@ -350,6 +370,7 @@ impl Clone for Snapshot {
             group_count: self.group_count,
             nominations: self.nominations.clone(),
             workloads: self.workloads.clone(),
+            api_objects: self.api_objects.clone(),
         };
         Snapshot::build(view, self.layout.clone(), Vec::new())
     }
@@ -431,6 +452,7 @@ mod tests {
             group_count: 0,
             nominations: Arc::default(),
             workloads: Arc::default(),
+            api_objects: Arc::default(),
         }
     }
 

@@ -9,6 +9,7 @@
 //! [`ClusterState`]).
 
 use super::Snapshot;
+use super::api_objects::ApiObjects;
 use super::disruption::{Budgets, Candidate};
 use super::nominated::{Nominated, Nominations};
 use super::snapshot::{ClusterView, Namespaces};
@@ -20,7 +21,7 @@ use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use sift_sdk::resources::{NonZero, Resources};
 use sift_sdk::{
-    GroupCount, HostPort, Labels, Node, Pod, PodAffinityTerm, PodAnnotations, PodGroup,
+    GroupCount, HostPort, Labels, Node, Pod, PodAffinityTerm, PodAnnotations, PodGroup, PodVolumes,
     WeightedPodAffinityTerm,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -40,6 +41,8 @@ struct Usage {
     annotations: Vec<(String, String)>,
     /// spec.priority: who preemption could evict.
     priority: i32,
+    /// Its volumes that can concern scheduling (most pods have none).
+    volumes: Vec<sift_sdk::Volume>,
 }
 
 /// A bound pod taken off its node ([`ClusterState::evict`]).
@@ -199,6 +202,12 @@ impl NodeTable {
                         annotations: Labels::new(u.annotations.clone()),
                     });
                 }
+                if !u.volumes.is_empty() {
+                    node.volumes.push(PodVolumes {
+                        pod: key.clone(),
+                        volumes: u.volumes.clone(),
+                    });
+                }
                 if let Some((group, _)) = pods.groups.get(&u.group) {
                     groups
                         .entry(group.id)
@@ -220,6 +229,7 @@ impl NodeTable {
         namespaces: &Arc<Namespaces>,
         nominations: &Arc<Nominations>,
         workloads: &Arc<Workloads>,
+        api_objects: &Arc<ApiObjects>,
         group_count: usize,
     ) -> Arc<Snapshot> {
         if let Some(current) = &self.current
@@ -227,6 +237,7 @@ impl NodeTable {
             && Arc::ptr_eq(current.namespaces(), namespaces)
             && Arc::ptr_eq(current.nominations(), nominations)
             && Arc::ptr_eq(current.workloads(), workloads)
+            && Arc::ptr_eq(current.api_objects(), api_objects)
         {
             return current.clone();
         }
@@ -237,6 +248,7 @@ impl NodeTable {
             group_count,
             nominations: nominations.clone(),
             workloads: workloads.clone(),
+            api_objects: api_objects.clone(),
         };
         let next = match &self.current {
             Some(prev) => prev.successor(view, &self.dirty),
@@ -275,6 +287,8 @@ pub struct ClusterState {
     budgets: Budgets,
     /// Services and controllers: pods' workload selectors.
     workloads: Arc<Workloads>,
+    /// Claims, volumes, classes and CSI objects, which plugins read whole.
+    api_objects: Arc<ApiObjects>,
 }
 
 impl ClusterState {
@@ -324,6 +338,11 @@ impl ClusterState {
     /// share them).
     pub fn edit_workloads(&mut self, edit: impl FnOnce(&mut Workloads)) {
         edit(Arc::make_mut(&mut self.workloads));
+    }
+
+    /// Changes the objects plugins read whole (copied on write).
+    pub fn edit_api_objects<R>(&mut self, edit: impl FnOnce(&mut ApiObjects) -> R) -> R {
+        edit(Arc::make_mut(&mut self.api_objects))
     }
 
     /// Forgets a PodDisruptionBudget by "namespace/name".
@@ -460,6 +479,9 @@ impl ClusterState {
             }
             cluster.edit_workloads(|ws| ws.upsert(w));
         }
+        for (o, _) in &objects.api_objects {
+            cluster.edit_api_objects(|os| os.upsert(o));
+        }
         Ok(())
     }
 
@@ -556,6 +578,7 @@ impl ClusterState {
                     priority: model.priority,
                     ports: model.host_ports,
                     annotations,
+                    volumes: model.volumes,
                 };
                 (Some(usage), None)
             }
@@ -706,6 +729,7 @@ impl ClusterState {
             &self.namespaces,
             &self.nominations,
             &self.workloads,
+            &self.api_objects,
             self.pods.groups.len(),
         )
     }
@@ -738,6 +762,7 @@ impl ClusterState {
             &self.namespaces,
             &self.nominations,
             &self.workloads,
+            &self.api_objects,
             self.pods.groups.len(),
         )
     }

@@ -45,14 +45,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// kube-scheduler's default filter plugins, in its default order.
-/// (The volume filters are not ported yet.)
-pub const DEFAULT_FILTERS: [&str; 8] = [
+/// (VolumeRestrictions, NodeVolumeLimits, VolumeBinding and
+/// DynamicResources are not ported yet.)
+pub const DEFAULT_FILTERS: [&str; 9] = [
     "NodeUnschedulable",
     "NodeName",
     "TaintToleration",
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
 ];

@@ -12,6 +12,7 @@ mod v0_2;
 mod v0_3;
 mod v0_4;
 mod v0_5;
+mod v0_6;
 mod versioned;
 mod wire;
 
@@ -19,6 +20,7 @@ use versioned::{Bindings, Pre, WirePod};
 pub use versioned::{SUPPORTED, Version};
 
 use crate::cluster::Snapshot;
+use crate::cluster::api_objects::ApiObjects;
 use crate::cluster::nominated::NominatedPass;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::{BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared};
@@ -43,6 +45,8 @@ pub(crate) struct Describe {
     extension_points: ExtensionPoints,
     /// Pod annotation keys it reads on nodes (contracts that pass them).
     pod_annotation_keys: Vec<String>,
+    /// Kinds of cluster objects it reads whole (contracts that send them).
+    object_kinds: Vec<String>,
 }
 
 /// What PreScore answered, in every version's terms.
@@ -76,6 +80,8 @@ pub struct PluginIdentity {
     pub extension_points: ExtensionPoints,
     /// Pod annotation keys it reads on nodes' bound pods.
     pub pod_annotation_keys: Vec<String>,
+    /// Kinds of cluster objects it reads whole (`sync-objects`).
+    pub object_kinds: Vec<String>,
     /// SHA-256 of the component, hex.
     pub sha256: String,
     pub path: PathBuf,
@@ -118,6 +124,8 @@ struct Instance {
     /// it was last sent.
     groups: HashSet<u64>,
     namespaces: Option<Arc<Namespaces>>,
+    /// The objects it was last sent (plugins that name object kinds).
+    api_objects: Option<Arc<ApiObjects>>,
 }
 
 impl WasmPlugin {
@@ -166,6 +174,7 @@ impl WasmPlugin {
                 pod_object: false,
                 extension_points: ExtensionPoints::FILTER,
                 pod_annotation_keys: Vec::new(),
+                object_kinds: Vec::new(),
                 sha256: compiled.sha256,
                 path: path.to_path_buf(),
                 size: compiled.size,
@@ -194,6 +203,7 @@ impl WasmPlugin {
         plugin.identity.pod_object = described.pod_object;
         plugin.identity.extension_points = described.extension_points;
         plugin.identity.pod_annotation_keys = described.pod_annotation_keys;
+        plugin.identity.object_kinds = described.object_kinds;
         plugin.label = Arc::from(format!("{name}@{}", plugin.version));
         let logger = runtime.plugin_logger(plugin.label.clone());
         store.data_mut().set_logger(logger);
@@ -350,6 +360,7 @@ impl WasmPlugin {
             prepared_cycle: None,
             groups: HashSet::new(),
             namespaces: None,
+            api_objects: None,
         })
     }
 
@@ -453,6 +464,9 @@ impl WasmPlugin {
         if cluster {
             self.sync_namespaces(i, snapshot.namespaces())?;
         }
+        if !self.identity.object_kinds.is_empty() {
+            self.sync_api_objects(i, snapshot.api_objects())?;
+        }
         i.synced_generation = Some(snapshot.generation());
         i.synced_len = snapshot.len();
         Ok(())
@@ -481,6 +495,32 @@ impl WasmPlugin {
             b.sync_namespaces(s, namespaces, &removals)
         })?;
         i.namespaces = Some(namespaces.clone());
+        Ok(())
+    }
+
+    /// Sends, kind by kind, the objects that changed since the instance's
+    /// last set (all of them the first time).
+    fn sync_api_objects(
+        &self,
+        i: &mut Instance,
+        objects: &Arc<ApiObjects>,
+    ) -> Result<(), PluginError> {
+        if i.api_objects
+            .as_ref()
+            .is_some_and(|o| Arc::ptr_eq(o, objects))
+        {
+            return Ok(());
+        }
+        for kind in &self.identity.object_kinds {
+            let (upserts, removals) = objects.changes_since(i.api_objects.as_deref(), kind);
+            if upserts.is_empty() && removals.is_empty() && i.api_objects.is_some() {
+                continue;
+            }
+            self.call(i, "sync-objects", |b, s| {
+                b.sync_objects(s, kind, &upserts, &removals)
+            })?;
+        }
+        i.api_objects = Some(objects.clone());
         Ok(())
     }
 

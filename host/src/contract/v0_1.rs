@@ -51,6 +51,7 @@ pub(super) fn describe(
         pod_object: false,
         extension_points: sift_sdk::ExtensionPoints::FILTER,
         pod_annotation_keys: Vec::new(),
+        object_kinds: Vec::new(),
     })
 }
 

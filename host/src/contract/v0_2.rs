@@ -57,6 +57,7 @@ pub(super) fn describe(
         pod_object: info.pod_object,
         extension_points: sift_sdk::ExtensionPoints::FILTER,
         pod_annotation_keys: Vec::new(),
+        object_kinds: Vec::new(),
     })
 }
 

@@ -9,24 +9,27 @@
 //! one call helper does, for every call (a call site that forgot would be a
 //! sandbox hole).
 
-use super::{Describe, PreScored, Verdicts, v0_1, v0_2, v0_3, v0_4, v0_5};
+use super::{Describe, PreScored, Verdicts, v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
 use crate::runtime::InstanceState;
 use crate::text::printable;
+use serde_json::Value;
 use sift_sdk::{NodeFields, NominatedPod, PodGroup, Status};
+use std::sync::Arc;
 use wasmtime::Store;
 use wasmtime::component::Component;
 use wasmtime::component::{InstancePre, Linker};
 
 /// A value of one version's generated types.
-pub(super) enum Versioned<A, B, C, D, E> {
+pub(super) enum Versioned<A, B, C, D, E, F> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
     V0_4(D),
     V0_5(E),
+    V0_6(F),
 }
 
 pub(super) type Pre = Versioned<
@@ -35,11 +38,24 @@ pub(super) type Pre = Versioned<
     v0_3::Pre<InstanceState>,
     v0_4::Pre<InstanceState>,
     v0_5::Pre<InstanceState>,
+    v0_6::Pre<InstanceState>,
 >;
-pub(super) type Bindings =
-    Versioned<v0_1::Bindings, v0_2::Bindings, v0_3::Bindings, v0_4::Bindings, v0_5::Bindings>;
-pub(super) type WirePod =
-    Versioned<v0_1::WirePod, v0_2::WirePod, v0_3::WirePod, v0_4::WirePod, v0_5::WirePod>;
+pub(super) type Bindings = Versioned<
+    v0_1::Bindings,
+    v0_2::Bindings,
+    v0_3::Bindings,
+    v0_4::Bindings,
+    v0_5::Bindings,
+    v0_6::Bindings,
+>;
+pub(super) type WirePod = Versioned<
+    v0_1::WirePod,
+    v0_2::WirePod,
+    v0_3::WirePod,
+    v0_4::WirePod,
+    v0_5::WirePod,
+    v0_6::WirePod,
+>;
 
 type S = Store<InstanceState>;
 /// What a reserve step gives the assumed pod.
@@ -48,7 +64,7 @@ type Annotations = Vec<(String, String)>;
 /// The contract versions this sift runs, oldest first. Adding one is a
 /// `wit/<version>/`, a `v<major>_<minor>.rs` beside this file, a variant
 /// of [`Version`], an entry here and its arms in this file's matches.
-pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0"];
+pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0"];
 
 /// A contract version a component implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,6 +74,7 @@ pub enum Version {
     V0_3,
     V0_4,
     V0_5,
+    V0_6,
 }
 
 impl Version {
@@ -65,7 +82,7 @@ impl Version {
     pub fn world(self) -> &'static str {
         match self {
             Version::V0_1 | Version::V0_2 => "predicate-plugin",
-            Version::V0_3 | Version::V0_4 | Version::V0_5 => "plugin",
+            Version::V0_3 | Version::V0_4 | Version::V0_5 | Version::V0_6 => "plugin",
         }
     }
 
@@ -82,6 +99,7 @@ impl Version {
             Version::V0_3 => "0.3.0",
             Version::V0_4 => "0.4.0",
             Version::V0_5 => "0.5.0",
+            Version::V0_6 => "0.6.0",
         }
     }
 
@@ -109,6 +127,9 @@ impl Version {
             }
             if name == v0_5::EXPORT {
                 return Ok(Version::V0_5);
+            }
+            if name == v0_6::EXPORT {
+                return Ok(Version::V0_6);
             }
         }
         let supported = SUPPORTED.join(", ");
@@ -161,6 +182,11 @@ macro_rules! by_version {
                 use v0_5 as api;
                 $body
             }
+            Versioned::V0_6($v) => {
+                #[allow(unused_imports)]
+                use v0_6 as api;
+                $body
+            }
         }
     };
 }
@@ -173,6 +199,7 @@ pub(super) fn link(linker: &mut Linker<InstanceState>, version: Version) -> wasm
         Version::V0_3 => v0_3::link(linker),
         Version::V0_4 => v0_4::link(linker),
         Version::V0_5 => v0_5::link(linker),
+        Version::V0_6 => v0_6::link(linker),
     }
 }
 
@@ -184,6 +211,7 @@ pub(super) fn pod_to_wire(version: Version, pod: &sift_sdk::Pod, pod_object: boo
         Version::V0_3 => Versioned::V0_3(v0_3::pod_to_wire(pod, pod_object)),
         Version::V0_4 => Versioned::V0_4(v0_4::pod_to_wire(pod, pod_object)),
         Version::V0_5 => Versioned::V0_5(v0_5::pod_to_wire(pod, pod_object)),
+        Version::V0_6 => Versioned::V0_6(v0_6::pod_to_wire(pod, pod_object)),
     }
 }
 
@@ -199,6 +227,7 @@ impl Pre {
             Version::V0_3 => v0_3::pre(instance_pre).map(Versioned::V0_3),
             Version::V0_4 => v0_4::pre(instance_pre).map(Versioned::V0_4),
             Version::V0_5 => v0_5::pre(instance_pre).map(Versioned::V0_5),
+            Version::V0_6 => v0_6::pre(instance_pre).map(Versioned::V0_6),
         }
     }
 
@@ -209,6 +238,7 @@ impl Pre {
             Versioned::V0_3(pre) => pre.instantiate(store).map(Versioned::V0_3),
             Versioned::V0_4(pre) => pre.instantiate(store).map(Versioned::V0_4),
             Versioned::V0_5(pre) => pre.instantiate(store).map(Versioned::V0_5),
+            Versioned::V0_6(pre) => pre.instantiate(store).map(Versioned::V0_6),
         }
     }
 }
@@ -221,6 +251,7 @@ impl Clone for Pre {
             Versioned::V0_3(p) => Versioned::V0_3(p.clone()),
             Versioned::V0_4(p) => Versioned::V0_4(p.clone()),
             Versioned::V0_5(p) => Versioned::V0_5(p.clone()),
+            Versioned::V0_6(p) => Versioned::V0_6(p.clone()),
         }
     }
 }
@@ -275,6 +306,7 @@ impl Bindings {
             Versioned::V0_3(b) => v0_3::sync_pod_groups(b, store, upserts, removals),
             Versioned::V0_4(b) => v0_4::sync_pod_groups(b, store, upserts, removals),
             Versioned::V0_5(b) => v0_5::sync_pod_groups(b, store, upserts, removals),
+            Versioned::V0_6(b) => v0_6::sync_pod_groups(b, store, upserts, removals),
         }
     }
 
@@ -291,6 +323,7 @@ impl Bindings {
             Versioned::V0_3(b) => v0_3::sync_placements(b, store, snapshot, slots),
             Versioned::V0_4(b) => v0_4::sync_placements(b, store, snapshot, slots),
             Versioned::V0_5(b) => v0_5::sync_placements(b, store, snapshot, slots),
+            Versioned::V0_6(b) => v0_6::sync_placements(b, store, snapshot, slots),
         }
     }
 
@@ -307,6 +340,22 @@ impl Bindings {
             Versioned::V0_3(b) => v0_3::sync_namespaces(b, store, namespaces, removals),
             Versioned::V0_4(b) => v0_4::sync_namespaces(b, store, namespaces, removals),
             Versioned::V0_5(b) => v0_5::sync_namespaces(b, store, namespaces, removals),
+            Versioned::V0_6(b) => v0_6::sync_namespaces(b, store, namespaces, removals),
+        }
+    }
+
+    /// The objects of one kind; nothing before 0.6, whose plugins name no
+    /// kinds.
+    pub(super) fn sync_objects(
+        &self,
+        store: &mut S,
+        kind: &str,
+        upserts: &[(&str, &Arc<Value>)],
+        removals: &[String],
+    ) -> wasmtime::Result<()> {
+        match self {
+            Versioned::V0_6(b) => v0_6::sync_objects(b, store, kind, upserts, removals),
+            _ => Ok(()),
         }
     }
 
@@ -322,6 +371,7 @@ impl Bindings {
             (Versioned::V0_3(b), Versioned::V0_3(p)) => v0_3::prepare(b, store, p),
             (Versioned::V0_4(b), Versioned::V0_4(p)) => v0_4::prepare(b, store, p),
             (Versioned::V0_5(b), Versioned::V0_5(p)) => v0_5::prepare(b, store, p),
+            (Versioned::V0_6(b), Versioned::V0_6(p)) => v0_6::prepare(b, store, p),
             _ => return None,
         })
     }
@@ -343,6 +393,7 @@ impl Bindings {
             Versioned::V0_3(b) => Some(v0_3::filter_nominated(b, store, slot, added)),
             Versioned::V0_4(b) => Some(v0_4::filter_nominated(b, store, slot, added)),
             Versioned::V0_5(b) => Some(v0_5::filter_nominated(b, store, slot, added)),
+            Versioned::V0_6(b) => Some(v0_6::filter_nominated(b, store, slot, added)),
         }
     }
 
@@ -358,6 +409,7 @@ impl Bindings {
             (Versioned::V0_3(b), Versioned::V0_3(pod)) => v0_3::pre_score(b, store, pod, feasible),
             (Versioned::V0_4(b), Versioned::V0_4(pod)) => v0_4::pre_score(b, store, pod, feasible),
             (Versioned::V0_5(b), Versioned::V0_5(pod)) => v0_5::pre_score(b, store, pod, feasible),
+            (Versioned::V0_6(b), Versioned::V0_6(pod)) => v0_6::pre_score(b, store, pod, feasible),
             _ => return None,
         })
     }
@@ -372,6 +424,7 @@ impl Bindings {
             Versioned::V0_3(b) => Some(v0_3::score(b, store, feasible)),
             Versioned::V0_4(b) => Some(v0_4::score(b, store, feasible)),
             Versioned::V0_5(b) => Some(v0_5::score(b, store, feasible)),
+            Versioned::V0_6(b) => Some(v0_6::score(b, store, feasible)),
             _ => None,
         }
     }
@@ -386,6 +439,7 @@ impl Bindings {
             Versioned::V0_3(b) => Some(v0_3::normalize_scores(b, store, raw)),
             Versioned::V0_4(b) => Some(v0_4::normalize_scores(b, store, raw)),
             Versioned::V0_5(b) => Some(v0_5::normalize_scores(b, store, raw)),
+            Versioned::V0_6(b) => Some(v0_6::normalize_scores(b, store, raw)),
             _ => None,
         }
     }
@@ -401,6 +455,7 @@ impl Bindings {
             (Versioned::V0_3(b), Versioned::V0_3(pod)) => Some(v0_3::reserve(b, store, pod, slot)),
             (Versioned::V0_4(b), Versioned::V0_4(pod)) => Some(v0_4::reserve(b, store, pod, slot)),
             (Versioned::V0_5(b), Versioned::V0_5(pod)) => Some(v0_5::reserve(b, store, pod, slot)),
+            (Versioned::V0_6(b), Versioned::V0_6(pod)) => Some(v0_6::reserve(b, store, pod, slot)),
             _ => None,
         }
     }

@@ -479,9 +479,14 @@ macro_rules! owners_without_api_version {
 pub(crate) use owners_without_api_version;
 
 /// The conversions of 0.4 and later: 0.4's pod, group and node fields,
-/// plus the pod fields a later version adds (`|p| { field: value, .. }`).
+/// plus the pod fields a later version adds (`|p| { field: value, .. }`)
+/// and its node flags and fields (`node: [FLAG] |n, fields| { .. }`).
 macro_rules! since_0_4_conversions {
     (|$p:ident| { $($field:ident: $value:expr),* $(,)? }) => {
+        since_0_4_conversions!(|$p| { $($field: $value),* }, node: [] |n, fields| {});
+    };
+    (|$p:ident| { $($field:ident: $value:expr),* $(,)? },
+     node: [$($flag:ident),*] |$n:ident, $f:ident| { $($nfield:ident: $nvalue:expr),* $(,)? }) => {
         since_0_2_conversions!(|$p| {
             non_zero_requests: wire::NonZero {
                 milli_cpu: $p.non_zero_requests.milli_cpu,
@@ -518,11 +523,12 @@ macro_rules! since_0_4_conversions {
         }
 
         node_conversions! {
-            flags: [LABELS, TAINTS, UNSCHEDULABLE, RESOURCES, PORTS, ANNOTATIONS, CONDITIONS, OBJECT, IMAGES],
-            more: |n, fields| {
-                annotations: masked(fields, NodeFields::ANNOTATIONS, || labels_to_wire(&n.annotations)),
-                conditions: masked(fields, NodeFields::CONDITIONS, || {
-                    n.conditions
+            flags: [LABELS, TAINTS, UNSCHEDULABLE, RESOURCES, PORTS, ANNOTATIONS, CONDITIONS, OBJECT, IMAGES $(, $flag)*],
+            more: |$n, $f| {
+                $($nfield: $nvalue,)*
+                annotations: masked($f, NodeFields::ANNOTATIONS, || labels_to_wire(&$n.annotations)),
+                conditions: masked($f, NodeFields::CONDITIONS, || {
+                    $n.conditions
                         .iter()
                         .map(|c| wire::NodeCondition {
                             type_: c.type_.clone(),
@@ -530,19 +536,19 @@ macro_rules! since_0_4_conversions {
                         })
                         .collect()
                 }),
-                object: masked(fields, NodeFields::OBJECT, || {
-                    n.object.as_deref().unwrap_or_default().to_string()
+                object: masked($f, NodeFields::OBJECT, || {
+                    $n.object.as_deref().unwrap_or_default().to_string()
                 }),
-                non_zero_requested: if fields.contains(NodeFields::RESOURCES) {
+                non_zero_requested: if $f.contains(NodeFields::RESOURCES) {
                     wire::NonZero {
-                        milli_cpu: n.non_zero_requested.milli_cpu,
-                        memory: n.non_zero_requested.memory,
+                        milli_cpu: $n.non_zero_requested.milli_cpu,
+                        memory: $n.non_zero_requested.memory,
                     }
                 } else {
                     wire::NonZero { milli_cpu: 0, memory: 0 }
                 },
-                images: masked(fields, NodeFields::IMAGES, || {
-                    n.images
+                images: masked($f, NodeFields::IMAGES, || {
+                    $n.images
                         .iter()
                         .map(|i| wire::ContainerImage {
                             names: i.names.clone(),
@@ -551,7 +557,7 @@ macro_rules! since_0_4_conversions {
                         .collect()
                 }),
                 // The host keeps only the keys plugins named (ClusterState).
-                pod_annotations: n
+                pod_annotations: $n
                     .pod_annotations
                     .iter()
                     .map(|p| wire::PodAnnotations {
@@ -570,25 +576,29 @@ pub(crate) use since_0_4_conversions;
 /// extension points) and the scorer and reserver calls.
 macro_rules! since_0_3_calls {
     () => {
+        since_0_3_calls!(|info| { object_kinds: Vec::new() });
+    };
+    (|$info:ident| { $($field:ident: $value:expr),* $(,)? }) => {
         pub(super) fn describe(
             b: &Bindings,
             store: &mut Store<InstanceState>,
         ) -> wasmtime::Result<Describe> {
-            let info = b.sift_predicate_predicate().call_describe(store)?;
+            let $info = b.sift_predicate_predicate().call_describe(store)?;
             Ok(Describe {
-                name: info.name,
-                node_fields: node_fields_from_wire(info.node_fields),
-                cluster: info.cluster,
-                pod_object: info.pod_object,
+                $($field: $value,)*
+                name: $info.name,
+                node_fields: node_fields_from_wire($info.node_fields),
+                cluster: $info.cluster,
+                pod_object: $info.pod_object,
                 extension_points: [
                     (wire::ExtensionPoints::FILTER, ExtensionPoints::FILTER),
                     (wire::ExtensionPoints::SCORE, ExtensionPoints::SCORE),
                     (wire::ExtensionPoints::RESERVE, ExtensionPoints::RESERVE),
                 ]
                 .into_iter()
-                .filter(|(theirs, _)| info.extension_points.contains(*theirs))
+                .filter(|(theirs, _)| $info.extension_points.contains(*theirs))
                 .fold(ExtensionPoints::NONE, |acc, (_, ours)| acc | ours),
-                pod_annotation_keys: info.pod_annotation_keys,
+                pod_annotation_keys: $info.pod_annotation_keys,
             })
         }
 

@@ -326,6 +326,40 @@ fn requirement(r: &k8s::NodeSelectorRequirement) -> SelectorRequirement {
 }
 
 /// The pod to place, in the predicates' model.
+/// The pod's volumes that can concern scheduling: every source but those
+/// no filter reads and nearly every pod has (configMap, secret,
+/// downwardAPI, projected, emptyDir), so they cost nothing on the wire.
+fn volumes(pod: &k8s::Pod) -> Vec<sift_sdk::Volume> {
+    let pod_name = pod.metadata.name.as_deref().unwrap_or("");
+    pod.spec
+        .iter()
+        .flat_map(|s| s.volumes.iter().flatten())
+        .filter(|v| {
+            v.config_map.is_none()
+                && v.secret.is_none()
+                && v.downward_api.is_none()
+                && v.projected.is_none()
+                && v.empty_dir.is_none()
+        })
+        .map(|v| {
+            let (claim_name, ephemeral) = match (&v.persistent_volume_claim, &v.ephemeral) {
+                (Some(c), _) => (c.claim_name.clone(), false),
+                // The claim Kubernetes creates for a generic ephemeral
+                // volume (`ephemeral.VolumeClaimName`).
+                (None, Some(_)) => (format!("{pod_name}-{}", v.name), true),
+                (None, None) => (String::new(), false),
+            };
+            sift_sdk::Volume {
+                name: v.name.clone(),
+                claim_name,
+                ephemeral,
+                // Printing a typed volume cannot fail.
+                object: serde_json::to_string(v).unwrap_or_default().into(),
+            }
+        })
+        .collect()
+}
+
 pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
     let spec = pod.spec.as_ref();
     let required = required_node_affinity(spec);
@@ -408,6 +442,7 @@ pub fn pod(pod: &k8s::Pod) -> Result<Pod> {
         object: None,
         // The snapshot's Services and controllers give it (Cycle::new).
         workload_selector: None,
+        volumes: volumes(pod),
         node_name: spec.and_then(|s| s.node_name.clone()).unwrap_or_default(),
         node_selector: labels(spec.and_then(|s| s.node_selector.as_ref())),
         required_node_affinity: required,
@@ -545,6 +580,7 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
         used_ports: Vec::new(),
         object: None,
         pod_annotations: Vec::new(),
+        volumes: Vec::new(),
         non_zero_requested: NonZero::default(),
         images: status
             .and_then(|s| s.images.as_ref())

@@ -16,4 +16,4 @@ pub mod volcano;
 pub mod workload;
 pub mod yaml;
 
-pub use objects::{MAX_FLOW_DEPTH, Objects, Origin, Workload};
+pub use objects::{API_OBJECT_KINDS, ApiObject, MAX_FLOW_DEPTH, Objects, Origin, Workload};

@@ -50,6 +50,9 @@ pub struct Objects {
     pub budgets: Vec<(PodDisruptionBudget, Origin)>,
     /// Services and controllers, which give pods their workload selector.
     pub workloads: Vec<(Workload, Origin)>,
+    /// Objects plugins read whole through the cluster view (the volume
+    /// filters' claims, volumes, classes and CSI objects).
+    pub api_objects: Vec<(ApiObject, Origin)>,
     /// Objects of other kinds, skipped (e.g. ConfigMaps in a full dump).
     pub skipped: Vec<String>,
     /// When set, pods bound to a node go here as they are read instead of
@@ -88,6 +91,9 @@ impl Objects {
         for (w, _) in &self.workloads {
             *workloads.entry(w.meta().1).or_default() += 1;
         }
+        for (o, _) in &self.api_objects {
+            *workloads.entry(o.kind).or_default() += 1;
+        }
         parts.extend(workloads.iter().map(|(kind, n)| format!("{n} {kind}")));
         parts.extend(self.skipped.iter().take(3).map(|s| {
             s.rsplit_once(": ")
@@ -120,6 +126,11 @@ impl Objects {
             Kept::PriorityClass(pc) => self.priority_classes.push((*pc, origin)),
             Kept::PodDisruptionBudget(pdb) => self.budgets.push((*pdb, origin)),
             Kept::Workload(w) => self.workloads.push((w, origin)),
+            Kept::Api(kind, value) => {
+                let o =
+                    ApiObject::new(kind, value).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+                self.api_objects.push((o, origin))
+            }
         }
         Ok(())
     }
@@ -135,6 +146,103 @@ pub(super) enum Kept {
     PriorityClass(Box<PriorityClass>),
     PodDisruptionBudget(Box<PodDisruptionBudget>),
     Workload(Workload),
+    /// An object plugins read whole, typed and printed back.
+    Api(&'static str, Value),
+}
+
+/// The kinds plugins may read whole ([`ApiObject`]), with whether each is
+/// namespaced.
+pub const API_OBJECT_KINDS: &[(&str, bool)] = &[
+    ("PersistentVolumeClaim", true),
+    ("PersistentVolume", false),
+    ("StorageClass", false),
+    ("CSINode", false),
+    ("CSIDriver", false),
+    ("CSIStorageCapacity", true),
+    ("VolumeAttachment", false),
+];
+
+/// An object a plugin reads whole (contract 0.6's `sync-objects`): typed
+/// on reading, so a bad field is reported with its path, then kept as the
+/// JSON the types print.
+#[derive(Clone, Debug)]
+pub struct ApiObject {
+    /// One of [`API_OBJECT_KINDS`].
+    pub kind: &'static str,
+    /// `namespace/name` (namespace `default` when unset) for namespaced
+    /// kinds, else `name`.
+    pub key: String,
+    pub value: std::sync::Arc<Value>,
+}
+
+impl ApiObject {
+    /// Types `value` as `kind` (a watch event's or a feed's object);
+    /// `None` for a kind not in [`API_OBJECT_KINDS`]. Errors name the bad
+    /// field or the missing name.
+    pub fn from_value(kind: &str, value: Value) -> Option<Result<ApiObject>> {
+        let kind = api_kind(kind)?;
+        Some(
+            api_typed(kind, value)
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .and_then(|v| ApiObject::new(kind, v)),
+        )
+    }
+
+    /// An object already typed and printed back: checks its name, makes
+    /// its key.
+    pub fn new(kind: &'static str, value: Value) -> Result<ApiObject> {
+        let namespaced = API_OBJECT_KINDS.iter().any(|&(k, n)| k == kind && n);
+        let meta = value.get("metadata");
+        let field = |f: &str| meta.and_then(|m| m.get(f)).and_then(Value::as_str);
+        let name = field("name").unwrap_or("");
+        if name.is_empty() {
+            bail!("{kind} has no metadata.name");
+        }
+        let key = if namespaced {
+            format!("{}/{name}", field("namespace").unwrap_or("default"))
+        } else {
+            name.to_string()
+        };
+        Ok(ApiObject {
+            kind,
+            key,
+            value: std::sync::Arc::new(value),
+        })
+    }
+}
+
+/// The `'static` name of a kind plugins read whole.
+fn api_kind(kind: &str) -> Option<&'static str> {
+    API_OBJECT_KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(k, _)| *k)
+}
+
+/// Types an object of an API kind from `de` and prints it back to JSON:
+/// fields the types do not know are dropped, bad ones reported with
+/// their path.
+fn api_typed<'de, D: serde::Deserializer<'de>>(
+    kind: &str,
+    de: D,
+) -> Result<Value, serde_path_to_error::Error<D::Error>> {
+    use k8s_openapi::api::storage::v1 as storage;
+    fn printed<'de, T: Deserialize<'de> + serde::Serialize, D: serde::Deserializer<'de>>(
+        de: D,
+    ) -> Result<Value, serde_path_to_error::Error<D::Error>> {
+        let typed: T = serde_path_to_error::deserialize(de)?;
+        // Printing typed API objects to JSON cannot fail.
+        Ok(serde_json::to_value(typed).unwrap_or_default())
+    }
+    match kind {
+        "PersistentVolumeClaim" => printed::<k8s::PersistentVolumeClaim, D>(de),
+        "PersistentVolume" => printed::<k8s::PersistentVolume, D>(de),
+        "StorageClass" => printed::<storage::StorageClass, D>(de),
+        "CSINode" => printed::<storage::CSINode, D>(de),
+        "CSIDriver" => printed::<storage::CSIDriver, D>(de),
+        "CSIStorageCapacity" => printed::<storage::CSIStorageCapacity, D>(de),
+        _ => printed::<storage::VolumeAttachment, D>(de),
+    }
 }
 
 /// A Service or a controller: what a pod's workload selector is made of
@@ -184,7 +292,10 @@ pub(super) fn deserialize_kept<'de, D: serde::Deserializer<'de>>(
         }
         "ReplicaSet" => typed(de).map(|o| Kept::Workload(Workload::ReplicaSet(o))),
         "StatefulSet" => typed(de).map(|o| Kept::Workload(Workload::StatefulSet(o))),
-        _ => return None,
+        _ => {
+            let kind = api_kind(kind)?;
+            api_typed(kind, de).map(|v| Kept::Api(kind, v))
+        }
     })
 }
 
@@ -203,7 +314,7 @@ pub(super) fn is_kept(kind: &str) -> bool {
             | "ReplicationController"
             | "ReplicaSet"
             | "StatefulSet"
-    )
+    ) || API_OBJECT_KINDS.iter().any(|(k, _)| *k == kind)
 }
 
 /// An object's kind: its own `kind`, which must be a string, else the
@@ -219,7 +330,7 @@ pub(super) fn object_kind(
         (None, Some(k)) => Ok(k.to_string()),
         (None, None) => {
             bail!(
-                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass, PodDisruptionBudget, Service, ReplicationController, ReplicaSet, StatefulSet or a List)"
+                "{at}: object has no \"kind\" (expected Node, Pod, Namespace, PodGroup, Queue, PriorityClass, PodDisruptionBudget, Service, ReplicationController, ReplicaSet, StatefulSet, PersistentVolumeClaim, PersistentVolume, StorageClass, CSINode, CSIDriver, CSIStorageCapacity, VolumeAttachment or a List)"
             )
         }
     }

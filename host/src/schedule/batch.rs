@@ -229,6 +229,8 @@ impl BatchLoop {
             ClusterEvent::UpsertBudget(_) | ClusterEvent::DeleteBudget(_) => Ok(()),
             // Batch mode's own cache keeps no workloads yet.
             ClusterEvent::UpsertWorkload(_) | ClusterEvent::DeleteWorkload(..) => Ok(()),
+            // Nor the objects the volume filters read.
+            ClusterEvent::UpsertApiObject(_) | ClusterEvent::DeleteApiObject(..) => Ok(()),
             ClusterEvent::Bookmark => Ok(()),
         };
         if let Err(e) = result {

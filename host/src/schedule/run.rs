@@ -155,6 +155,7 @@ pub fn run(
     let scheduler_kinds = [
         [informer::Kind::PodDisruptionBudget].as_slice(),
         &informer::Kind::WORKLOADS,
+        &informer::Kind::VOLUMES,
     ]
     .concat();
     let extra: &[informer::Kind] = match options.mode {

@@ -264,6 +264,17 @@ impl Loop {
             ClusterEvent::DeleteWorkload(kind, ns, name) => self.cache.edit_workloads(|ws| {
                 ws.remove(kind, &ns, &name);
             }),
+            // A claim bound, a volume or class added, may make a pod that a
+            // volume filter rejected fit: the volume plugins register these
+            // events upstream, and sift's components declare no hints.
+            ClusterEvent::UpsertApiObject(o) => {
+                if self.cache.edit_api_objects(|os| os.upsert(&o)) {
+                    self.queue.move_all(now);
+                }
+            }
+            ClusterEvent::DeleteApiObject(kind, key) => {
+                self.cache.edit_api_objects(|os| os.remove(kind, &key));
+            }
             ClusterEvent::Bookmark | ClusterEvent::Batch(_) => {}
         }
     }

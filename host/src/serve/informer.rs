@@ -31,15 +31,16 @@
 
 use super::metrics::{KindLabel, Metrics};
 use super::requests::{BatchEvent, ClusterEvent};
-use crate::input::Workload;
 use crate::input::kube as model;
 use crate::input::volcano::{PodGroup, Queue};
+use crate::input::{ApiObject, Workload};
 use anyhow::{Context, Result, anyhow};
 use futures_util::StreamExt;
 use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::storage::v1 as storage;
 use kube::runtime::utils::Backoff;
 use kube::runtime::watcher::Config as WatchConfig;
 use kube::runtime::watcher::{self, Event};
@@ -112,6 +113,11 @@ pub enum Kind {
     ReplicationController,
     ReplicaSet,
     StatefulSet,
+    /// What the volume filters read.
+    PersistentVolumeClaim,
+    PersistentVolume,
+    StorageClass,
+    CsiNode,
     /// What Volcano's batch mode reads besides those.
     PriorityClass,
     PodGroup,
@@ -119,7 +125,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    const EVERY: [Kind; 11] = [
+    const EVERY: [Kind; 15] = [
         Kind::Node,
         Kind::Pod,
         Kind::Namespace,
@@ -128,6 +134,10 @@ impl Kind {
         Kind::ReplicationController,
         Kind::ReplicaSet,
         Kind::StatefulSet,
+        Kind::PersistentVolumeClaim,
+        Kind::PersistentVolume,
+        Kind::StorageClass,
+        Kind::CsiNode,
         Kind::PriorityClass,
         Kind::PodGroup,
         Kind::Queue,
@@ -140,6 +150,13 @@ impl Kind {
         Kind::ReplicationController,
         Kind::ReplicaSet,
         Kind::StatefulSet,
+    ];
+    /// What the live scheduler reads for the volume filters.
+    pub const VOLUMES: [Kind; 4] = [
+        Kind::PersistentVolumeClaim,
+        Kind::PersistentVolume,
+        Kind::StorageClass,
+        Kind::CsiNode,
     ];
     /// What batch mode reads too.
     pub const BATCH: [Kind; 3] = [Kind::PriorityClass, Kind::PodGroup, Kind::Queue];
@@ -154,6 +171,10 @@ impl Kind {
             Kind::ReplicationController => "ReplicationController",
             Kind::ReplicaSet => "ReplicaSet",
             Kind::StatefulSet => "StatefulSet",
+            Kind::PersistentVolumeClaim => "PersistentVolumeClaim",
+            Kind::PersistentVolume => "PersistentVolume",
+            Kind::StorageClass => "StorageClass",
+            Kind::CsiNode => "CSINode",
             Kind::PriorityClass => "PriorityClass",
             Kind::PodGroup => "PodGroup",
             Kind::Queue => "Queue",
@@ -171,6 +192,10 @@ impl Kind {
             Kind::ReplicationController => "replicationcontrollers",
             Kind::ReplicaSet => "replicasets",
             Kind::StatefulSet => "statefulsets",
+            Kind::PersistentVolumeClaim => "persistentvolumeclaims",
+            Kind::PersistentVolume => "persistentvolumes",
+            Kind::StorageClass => "storageclasses",
+            Kind::CsiNode => "csinodes",
             Kind::PriorityClass => "priorityclasses",
             Kind::PodGroup => "podgroups",
             Kind::Queue => "queues",
@@ -557,6 +582,10 @@ pub async fn start_watching(
             Kind::ReplicationController => spawn!(k8s::ReplicationController, config),
             Kind::ReplicaSet => spawn!(apps::ReplicaSet, config),
             Kind::StatefulSet => spawn!(apps::StatefulSet, config),
+            Kind::PersistentVolumeClaim => spawn!(k8s::PersistentVolumeClaim, config),
+            Kind::PersistentVolume => spawn!(k8s::PersistentVolume, config),
+            Kind::StorageClass => spawn!(storage::StorageClass, config),
+            Kind::CsiNode => spawn!(storage::CSINode, config),
             Kind::PriorityClass => spawn!(PriorityClass, config),
             Kind::PodGroup => spawn!(PodGroup, config),
             Kind::Queue => spawn!(Queue, config),
@@ -653,6 +682,34 @@ watched_workload!(
 );
 watched_workload!(apps::ReplicaSet, ReplicaSet, "ReplicaSet");
 watched_workload!(apps::StatefulSet, StatefulSet, "StatefulSet");
+
+/// An object plugins read whole: keyed as the cluster state keys it,
+/// deleted by its kind.
+macro_rules! watched_api_object {
+    ($ty:ty, $kind:literal, namespaced: $namespaced:literal) => {
+        impl Watched for $ty {
+            fn key(&self) -> String {
+                if $namespaced {
+                    namespaced_key(&self.metadata)
+                } else {
+                    self.metadata.name.clone().unwrap_or_default()
+                }
+            }
+            fn upsert(self, _: bool) -> Result<ClusterEvent> {
+                let value = serde_json::to_value(&self)?;
+                ApiObject::new($kind, value).map(ClusterEvent::UpsertApiObject)
+            }
+            fn delete(key: String) -> ClusterEvent {
+                ClusterEvent::DeleteApiObject($kind, key)
+            }
+        }
+    };
+}
+
+watched_api_object!(k8s::PersistentVolumeClaim, "PersistentVolumeClaim", namespaced: true);
+watched_api_object!(k8s::PersistentVolume, "PersistentVolume", namespaced: false);
+watched_api_object!(storage::StorageClass, "StorageClass", namespaced: false);
+watched_api_object!(storage::CSINode, "CSINode", namespaced: false);
 
 impl Watched for PriorityClass {
     fn key(&self) -> String {

@@ -5,7 +5,7 @@
 use super::extender::ExtenderArgs;
 use crate::cluster::ClusterState;
 use crate::input::volcano::{PodGroup, Queue};
-use crate::input::{Workload, kube};
+use crate::input::{API_OBJECT_KINDS, ApiObject, Workload, kube};
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
@@ -109,6 +109,10 @@ pub enum ClusterEvent {
     /// deleted by kind, namespace and name.
     UpsertWorkload(Workload),
     DeleteWorkload(&'static str, String, String),
+    /// Claims, volumes, classes and CSI objects, which plugins read whole;
+    /// deleted by kind and key.
+    UpsertApiObject(ApiObject),
+    DeleteApiObject(&'static str, String),
     /// What only batch mode reads; the cluster state ignores it.
     Batch(BatchEvent),
     Bookmark,
@@ -169,6 +173,10 @@ pub fn apply_cluster_events(state: &mut ClusterState, events: Vec<ClusterEvent>)
                 let mut had = false;
                 state.edit_workloads(|ws| had = ws.remove(kind, &ns, &name));
                 had
+            }
+            ClusterEvent::UpsertApiObject(o) => state.edit_api_objects(|os| os.upsert(&o)),
+            ClusterEvent::DeleteApiObject(kind, key) => {
+                state.edit_api_objects(|os| os.remove(kind, &key))
             }
         };
         changed += usize::from(did);
@@ -292,9 +300,27 @@ pub fn parse_cluster_events_keeping(
                     ClusterEvent::UpsertWorkload(w)
                 }
             }
+            other if API_OBJECT_KINDS.iter().any(|(k, _)| *k == other) => {
+                let other = other.to_string();
+                let o = ApiObject::from_value(&other, e.object)
+                    .unwrap_or_else(|| Err(anyhow::anyhow!("not an API object kind")))
+                    .map_err(|err| format!("{object_at}: {err:#}"))?;
+                if deleted {
+                    ClusterEvent::DeleteApiObject(o.kind, o.key)
+                } else {
+                    ClusterEvent::UpsertApiObject(o)
+                }
+            }
             other => {
                 return Err(format!(
-                    "{object_at}.kind: {other:?} is not Node, Pod or Namespace"
+                    "{object_at}.kind: {other:?} is not a kind sift reads (Node, Pod, Namespace, \
+                     PodDisruptionBudget, Service, ReplicationController, ReplicaSet, StatefulSet, \
+                     {})",
+                    API_OBJECT_KINDS
+                        .iter()
+                        .map(|(k, _)| *k)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ));
             }
         };

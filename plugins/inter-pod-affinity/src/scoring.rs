@@ -347,6 +347,7 @@ mod tests {
                 })
                 .collect(),
             namespaces: vec![],
+            ..Default::default()
         }
     }
 

@@ -248,6 +248,7 @@ mod tests {
                 })
                 .collect(),
             namespaces: vec![],
+            ..Default::default()
         }
     }
 
