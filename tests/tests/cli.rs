@@ -395,6 +395,7 @@ fn plugins_list_and_inspect() {
     assert!(o.status.success(), "{err}");
     assert!(out.contains("name:         NodePorts"), "{out}");
     assert!(out.contains("node fields:  ports\n"), "{out}");
+    assert!(!out.contains("objects read:"), "{out}");
     let latest = sift_host::contract::SUPPORTED.last().unwrap();
     assert!(
         out.contains(&format!("sift:predicate/predicate@{latest}")),
@@ -402,6 +403,14 @@ fn plugins_list_and_inspect() {
     );
     assert!(
         out.contains(&format!("contract:     sift:predicate/plugin@{latest}")),
+        "{out}"
+    );
+    let wasm = sift_tests::plugins_dir().join("sift_plugin_volume_zone.wasm");
+    let o = sift(&["plugins", "inspect", wasm.to_str().unwrap()]);
+    let (out, err) = text(&o);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        out.contains("objects read: PersistentVolumeClaim, PersistentVolume, StorageClass\n"),
         "{out}"
     );
 }

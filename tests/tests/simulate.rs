@@ -473,3 +473,103 @@ fn a_replica_set_in_the_cluster_file_spreads_its_pods() {
         ["n0", "n0", "n0"]
     );
 }
+
+/// A StatefulSet's replicas whose claims are bound to zonal volumes: `sift
+/// filter` and `sift simulate` put each in its volume's zone (VolumeZone),
+/// leave a claim of a WaitForFirstConsumer class to go anywhere, and reject
+/// a claim that is missing or unbound under an Immediate class with
+/// kube-scheduler's PreFilter reasons.
+#[test]
+fn claims_bound_to_zonal_volumes_place_their_pods_in_the_volumes_zones() {
+    let dir = sift_tests::temp_dir("simulate-volume-zone");
+    let mut items: Vec<Value> = ["a", "b", "c"]
+        .iter()
+        .map(|z| {
+            let mut n = node(&format!("n-{z}"), "4");
+            n["metadata"]["labels"] = json!({"topology.kubernetes.io/zone": format!("zone-{z}")});
+            n
+        })
+        .collect();
+    items.push(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "wait"}, "provisioner": "csi.example.com",
+        "volumeBindingMode": "WaitForFirstConsumer"}),
+    );
+    items.push(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "now"}, "provisioner": "csi.example.com",
+        "volumeBindingMode": "Immediate"}),
+    );
+    let with_claim = |name: &str, claim: &str| {
+        let mut p = pod(name, "100m", 0);
+        p["spec"]["volumes"] = json!([{"name": "data", "persistentVolumeClaim": {"claimName": claim}},
+                   {"name": "token", "projected": {"sources": []}}]);
+        p
+    };
+    // db-i's volume lives in zone (b, c, a)[i].
+    for (i, zone) in ["b", "c", "a"].iter().enumerate() {
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": format!("pv-{i}"),
+                         "labels": {"topology.kubernetes.io/zone": format!("zone-{zone}")}},
+            "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}}));
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": format!("data-db-{i}"), "namespace": "default"},
+            "spec": {"volumeName": format!("pv-{i}"), "storageClassName": "wait"}}));
+        items.push(with_claim(&format!("db-{i}"), &format!("data-db-{i}")));
+    }
+    for (claim, class) in [("scratch", "wait"), ("pending", "now")] {
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {"storageClassName": class}}));
+        items.push(with_claim(&format!("uses-{claim}"), claim));
+    }
+    items.push(with_claim("orphan", "missing"));
+
+    let got = simulate_cluster(&dir, items.clone(), &["--no-retry"]);
+    for (pod, node) in [("db-0", "n-b"), ("db-1", "n-c"), ("db-2", "n-a")] {
+        assert_eq!(by(&got, pod)["node"], node, "{got:?}");
+    }
+    assert!(by(&got, "uses-scratch")["node"].is_string(), "{got:?}");
+    for (pod, reason) in [
+        ("uses-pending", "PersistentVolume had no name"),
+        ("orphan", "persistentvolumeclaim \"missing\" not found"),
+    ] {
+        let p = by(&got, pod);
+        assert!(p["node"].is_null(), "{p}");
+        assert_eq!(
+            p["message"],
+            format!(
+                "0/3 nodes are available: {reason}. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling."
+            ),
+            "{p}"
+        );
+    }
+
+    // `sift filter` on the same file: db-0 fits its volume's zone only.
+    let cluster = dir.join("cluster.json");
+    let pod_file = dir.join("db-0.json");
+    let db0 = items
+        .iter()
+        .find(|o| o["metadata"]["name"] == "db-0")
+        .unwrap();
+    std::fs::write(&pod_file, db0.to_string()).unwrap();
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--pod",
+        pod_file.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v[0]["feasible"], json!(["n-b"]), "{v}");
+    for n in ["n-a", "n-c"] {
+        assert_eq!(v[0]["statuses"][n]["plugin"], "VolumeZone", "{v}");
+        assert_eq!(
+            v[0]["statuses"][n]["reasons"][0], "node(s) had no available volume zone",
+            "{v}"
+        );
+    }
+}

@@ -17,8 +17,10 @@ use std::rc::Rc;
 
 #[derive(Args)]
 pub(super) struct FilterArgs {
-    /// Nodes and bound pods: JSON or YAML as kubectl prints them (single
-    /// objects, List, NodeList/PodList, multi-document YAML). Repeatable.
+    /// Nodes and bound pods, and what plugins read besides (namespaces,
+    /// Services and controllers, claims, volumes, classes, CSINodes): JSON
+    /// or YAML as kubectl prints them (single objects, List,
+    /// NodeList/PodList, multi-document YAML). Repeatable.
     #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
     cluster: Vec<PathBuf>,
     /// Pods to place, one cycle each, in order. Default: every pending

@@ -132,6 +132,23 @@ pub(super) fn plugins_inspect(file: &Path) -> Result<ExitCode> {
                     id.pod_annotation_keys.join(", ")
                 );
             }
+            if !id.object_kinds.is_empty() {
+                let kinds: Vec<String> = id
+                    .object_kinds
+                    .iter()
+                    .map(|k| {
+                        if crate::input::API_OBJECT_KINDS
+                            .iter()
+                            .any(|(known, _)| known == k)
+                        {
+                            printable(k).to_string()
+                        } else {
+                            format!("{} (not a kind this sift reads: never sent)", printable(k))
+                        }
+                    })
+                    .collect();
+                println!("objects read: {}", kinds.join(", "));
+            }
             println!(
                 "cluster view: {}",
                 if id.cluster {

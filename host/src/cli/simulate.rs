@@ -30,8 +30,10 @@ pub(super) enum Mode {
 
 #[derive(Args)]
 pub(super) struct SimulateArgs {
-    /// Nodes and bound pods: JSON or YAML as kubectl prints them.
-    /// Pending pods in them join the workload, first. Repeatable.
+    /// Nodes and bound pods, and what plugins read besides (namespaces,
+    /// Services and controllers, claims, volumes, classes, CSINodes,
+    /// PodDisruptionBudgets): JSON or YAML as kubectl prints them. Pending
+    /// pods in them join the workload, first. Repeatable.
     #[arg(long, required = true, num_args = 1.., value_name = "FILE")]
     cluster: Vec<PathBuf>,
     /// Pod events, one JSON object per line: {"type":"ADDED|DELETED",
