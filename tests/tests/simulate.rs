@@ -564,7 +564,7 @@ fn claims_bound_to_zonal_volumes_place_their_pods_in_the_volumes_zones() {
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let v: Value = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v[0]["feasible"], json!(["n-b"]), "{v}");
+    assert_eq!(v[0]["feasibleNodes"], json!(["n-b"]), "{v}");
     for n in ["n-a", "n-c"] {
         assert_eq!(v[0]["statuses"][n]["plugin"], "VolumeZone", "{v}");
         assert_eq!(

@@ -138,6 +138,7 @@ impl Workload {
             namespaces: cluster.namespaces.clone(),
             budgets: cluster.budgets.clone(),
             workloads: cluster.workloads.clone(),
+            api_objects: cluster.api_objects.clone(),
             ..Default::default()
         };
         for (pod, origin) in &cluster.pods {

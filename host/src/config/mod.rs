@@ -45,15 +45,16 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// kube-scheduler's default filter plugins, in its default order.
-/// (VolumeRestrictions, NodeVolumeLimits, VolumeBinding and
-/// DynamicResources are not ported yet.)
-pub const DEFAULT_FILTERS: [&str; 9] = [
+/// (NodeVolumeLimits, VolumeBinding and DynamicResources are not ported
+/// yet.)
+pub const DEFAULT_FILTERS: [&str; 10] = [
     "NodeUnschedulable",
     "NodeName",
     "TaintToleration",
     "NodeAffinity",
     "NodePorts",
     "NodeResourcesFit",
+    "VolumeRestrictions",
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
