@@ -151,8 +151,24 @@ pub struct ClusterTables {
     pub pods: Vec<Vec<GroupCount>>,
     pub namespaces: Vec<(String, Labels)>,
     /// Cluster objects by kind, then key.
-    pub objects:
-        std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
+    pub objects: ObjectTables,
+}
+
+/// Cluster objects by kind, then key (see [`ClusterView::object`]).
+pub type ObjectTables =
+    std::collections::BTreeMap<String, std::collections::BTreeMap<String, serde_json::Value>>;
+
+/// [`ClusterView::objects`] over [`ObjectTables`].
+pub(crate) fn objects_of<'a>(
+    tables: &'a ObjectTables,
+    kind: &str,
+) -> Vec<(&'a str, &'a serde_json::Value)> {
+    tables
+        .get(kind)
+        .into_iter()
+        .flatten()
+        .map(|(k, v)| (k.as_str(), v))
+        .collect()
 }
 
 impl ClusterView for ClusterTables {
@@ -163,12 +179,7 @@ impl ClusterView for ClusterTables {
         self.objects.get(kind)?.get(key)
     }
     fn objects(&self, kind: &str) -> Vec<(&str, &serde_json::Value)> {
-        self.objects
-            .get(kind)
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.as_str(), v))
-            .collect()
+        objects_of(&self.objects, kind)
     }
     fn node(&self, slot: u32) -> Option<&crate::Node> {
         self.nodes.get(slot as usize)

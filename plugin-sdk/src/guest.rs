@@ -100,7 +100,7 @@ pub struct State<P: Plugin> {
     placements: Vec<Vec<GroupCount>>,
     namespaces: HashMap<String, Labels>,
     /// Cluster objects of the kinds the plugin names, by kind, then key.
-    objects: HashMap<String, std::collections::BTreeMap<String, serde_json::Value>>,
+    objects: crate::cluster::ObjectTables,
     /// Slots holding pods with required anti-affinity.
     anti_slots: std::collections::BTreeSet<u32>,
     /// Slots with pods whose affinity terms a scorer weighs, kept as
@@ -123,7 +123,7 @@ impl<P: Plugin> Default for State<P> {
             groups: HashMap::new(),
             placements: Vec::new(),
             namespaces: HashMap::new(),
-            objects: HashMap::new(),
+            objects: Default::default(),
             anti_slots: Default::default(),
             affinity_slots: Default::default(),
             domains: Default::default(),
@@ -162,12 +162,7 @@ impl<P: Plugin> ClusterView for State<P> {
         self.objects.get(kind)?.get(key)
     }
     fn objects(&self, kind: &str) -> Vec<(&str, &serde_json::Value)> {
-        self.objects
-            .get(kind)
-            .into_iter()
-            .flatten()
-            .map(|(k, v)| (k.as_str(), v))
-            .collect()
+        crate::cluster::objects_of(&self.objects, kind)
     }
     fn affinity_slots(&self) -> Vec<u32> {
         self.affinity_slots.iter().copied().collect()

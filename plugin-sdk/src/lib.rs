@@ -61,7 +61,7 @@ pub mod guest;
 
 pub use cluster::{
     ClusterTables, ClusterView, Domains, FastMap, FastSet, GroupCount, GroupIndex, IdMap,
-    NominatedPod, PodGroup,
+    NominatedPod, ObjectTables, PodGroup,
 };
 pub use model::{
     ContainerImage, Found, HostPort, LabelKey, LabelSelector, LabelValue, Labels, Node,

@@ -14,12 +14,7 @@ pub const ERR_REASON_READ_WRITE_ONCE_POD_CONFLICT: &str =
     "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode";
 
 /// The in-line sources two pods may conflict over.
-const CHECKED_SOURCES: [&str; 4] = [
-    "gcePersistentDisk",
-    "awsElasticBlockStore",
-    "rbd",
-    "iscsi",
-];
+const CHECKED_SOURCES: [&str; 4] = ["gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi"];
 
 pub struct VolumeRestrictions;
 
@@ -123,8 +118,10 @@ fn read_write_once_pod_claims(
     let mut out = BTreeSet::new();
     for v in pod.volumes.iter().filter(|v| is_claim(v)) {
         let name = &v.claim_name;
-        let Some(claim) = cluster.object("PersistentVolumeClaim", &format!("{}/{name}", pod.namespace))
-        else {
+        let Some(claim) = cluster.object(
+            "PersistentVolumeClaim",
+            &format!("{}/{name}", pod.namespace),
+        ) else {
             return Err(Status::unresolvable(format!(
                 "persistentvolumeclaim \"{name}\" not found"
             )));
@@ -158,7 +155,8 @@ fn conflict(v: &Value, e: &Value) -> bool {
     }
     // The same EBS volume: always a conflict.
     if both("awsElasticBlockStore")
-        && text(v, "awsElasticBlockStore", "volumeID") == text(e, "awsElasticBlockStore", "volumeID")
+        && text(v, "awsElasticBlockStore", "volumeID")
+            == text(e, "awsElasticBlockStore", "volumeID")
     {
         return true;
     }
