@@ -1,15 +1,19 @@
 //! `sift bench`: pods/s of the filter phase on a deterministic synthetic
 //! cluster, with the Wasm plugins and with the same predicates compiled
-//! natively ([`filter_phase`]); or, instead, one plugin ([`plugin_bench`]),
-//! `sift serve` under load ([`loadgen`]), the contract designs
-//! ([`contract`]) or the cluster view ([`cluster_view`]). A benchmark, not
-//! a test: numbers depend on the machine.
+//! natively ([`filter_phase`]); or, instead, whole scheduling cycles under
+//! two score profiles and each plugin's cost ([`scoring`],
+//! [`plugin_cost`]), one plugin ([`plugin_bench`]), `sift serve` under
+//! load ([`loadgen`]), the contract designs ([`contract`]) or the cluster
+//! view ([`cluster_view`]). A benchmark, not a test: numbers depend on the
+//! machine.
 
 pub mod cluster_view;
 pub mod contract;
 pub mod filter_phase;
 pub mod loadgen;
 pub mod plugin_bench;
+pub mod plugin_cost;
+pub mod scoring;
 
 use crate::cluster::synthetic::{kubectl_list, synthetic_nodes};
 use crate::config::Config;
@@ -36,6 +40,7 @@ pub struct Options {
     pub write_cluster: Option<PathBuf>,
     pub contract: bool,
     pub cluster_view: bool,
+    pub scoring: bool,
     pub serve: bool,
     pub plugin: Option<PathBuf>,
     pub clients: usize,
@@ -76,6 +81,9 @@ pub fn run(a: Options) -> Result<()> {
             .as_ref()
             .ok_or_else(|| anyhow!("--cluster-view needs the Wasm plugins"))?;
         return cluster_view::run(&native, catalog, &a.nodes);
+    }
+    if a.scoring {
+        return scoring::run(&a, &config, a.config.is_some(), &native, wasm.as_ref());
     }
     filter_phase::run(&a, &config, &native, wasm.as_ref())
 }

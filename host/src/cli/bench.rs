@@ -50,6 +50,19 @@ pub struct BenchArgs {
     /// bound pods per node).
     #[arg(long)]
     pub cluster_view: bool,
+    /// Instead, measure whole scheduling cycles (filters, PreScore, Score,
+    /// NormalizeScore, host selection; pods not placed) on the synthetic
+    /// cluster with bound pods and node images, with a pod mix every
+    /// default scorer reads: pods/s native and Wasm per --nodes size for
+    /// two score profiles in one run, the one before issue 34
+    /// (NodeResourcesFit and NodeResourcesBalancedAllocation, weight 1
+    /// each) and the complete default (or --config's); then each plugin's
+    /// µs per pod in the complete profile, called directly on the same
+    /// nodes (filters: PreFilter + Filter, scores: PreScore + Score +
+    /// NormalizeScore). percentageOfNodesToScore is the config's
+    /// (adaptive by default), e.g. `--scoring --nodes 5000`.
+    #[arg(long, conflicts_with_all = ["percentage", "contract", "cluster_view", "serve", "plugin", "write_cluster"])]
+    pub scoring: bool,
     /// Instead, benchmark `sift serve` on loopback: requests/s and p50/p99
     /// latency per --nodes size in both nodeCacheCapable modes, and plugin
     /// swap latency under load (e.g. `--serve --nodes 500,5000`).
@@ -79,6 +92,7 @@ impl From<BenchArgs> for Options {
             write_cluster: a.write_cluster,
             contract: a.contract,
             cluster_view: a.cluster_view,
+            scoring: a.scoring,
             serve: a.serve,
             plugin: a.plugin,
             clients: a.clients,

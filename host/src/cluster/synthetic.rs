@@ -304,8 +304,159 @@ pub fn synthetic_affinity_pods(n: usize) -> Vec<Pod> {
 /// (10 per node, labelled with their app), read the way `sift filter`
 /// reads a dump.
 pub fn synthetic_cluster(n: usize) -> anyhow::Result<std::sync::Arc<super::Snapshot>> {
+    snapshot_of(kubectl_list(&synthetic_nodes(n)))
+}
+
+/// A kubectl List read into a snapshot, as `sift filter` reads a dump.
+fn snapshot_of(list: serde_json::Value) -> anyhow::Result<std::sync::Arc<super::Snapshot>> {
     let mut objects = crate::input::Objects::default();
-    let list = kubectl_list(&synthetic_nodes(n));
     objects.add_json(std::path::Path::new("synthetic"), "", list, None)?;
     Ok(super::ClusterState::from_objects(&objects)?.snapshot())
+}
+
+/// Images of the scoring cluster's catalog.
+const IMAGE_CATALOG: usize = 100;
+
+/// Image `k` of the catalog: its name and size, 30 MiB to ~1.5 GiB,
+/// spread so that a pod's images range from below ImageLocality's 23 MiB
+/// floor (once scaled by their spread) to over its ceiling.
+fn catalog_image(k: usize) -> (String, i64) {
+    let mib = 30 + (k as i64 * 149) % 1500;
+    (format!("registry.example/image-{k}:1"), mib << 20)
+}
+
+/// [`synthetic_cluster`] with what the default score plugins read that the
+/// filters' cluster lacks: each node reports (`status.images`) up to 20
+/// images of a 100-image catalog drawn at random (seeded), so each image
+/// is on ~18% of the nodes and ImageLocality has sizes and a spread to
+/// weigh. The nodes and bound pods are [`synthetic_cluster`]'s.
+pub fn synthetic_scoring_cluster(n: usize) -> anyhow::Result<std::sync::Arc<super::Snapshot>> {
+    let mut list = kubectl_list(&synthetic_nodes(n));
+    let mut rng = Rng(11);
+    let items = list["items"].as_array_mut().expect("a List has items");
+    for item in items.iter_mut().filter(|i| i["kind"] == "Node") {
+        let mut held: Vec<usize> = (0..20)
+            .map(|_| rng.below(IMAGE_CATALOG as u64) as usize)
+            .collect();
+        held.sort_unstable();
+        held.dedup();
+        let images: Vec<serde_json::Value> = held
+            .into_iter()
+            .map(|k| {
+                let (name, size) = catalog_image(k);
+                serde_json::json!({"names": [name], "sizeBytes": size})
+            })
+            .collect();
+        item["status"]["images"] = images.into();
+    }
+    snapshot_of(list)
+}
+
+/// The pod mix of the scoring benchmark: [`synthetic_affinity_pods`]'s
+/// requests and constraints (so the filters do their usual work), with
+/// what each default score plugin reads, so none of them skips every pod:
+///
+/// - every pod is in the bound pods' namespace (`default`), labelled with
+///   its app, so spread and pod affinity count the bound pods of its app;
+/// - every pod wants 1 or 2 images of [`synthetic_scoring_cluster`]'s
+///   catalog (ImageLocality);
+/// - its non-zero requests are its requests (NodeResourcesFit and
+///   BalancedAllocation score those);
+/// - in turns of five (coprime with the affinity mix's four, so every
+///   combination occurs): nothing more; preferred node affinity (ssd,
+///   gold or silver tier); a PreferNoSchedule toleration of the flaky
+///   taint and a `ScheduleAnyway` zone spread; preferred affinity to its
+///   app's zone and preferred anti-affinity to its app's hosts; a
+///   `ScheduleAnyway` hostname spread. TaintToleration,
+///   NodeResourcesFit and BalancedAllocation score every pod.
+pub fn synthetic_scoring_pods(n: usize) -> Vec<Pod> {
+    use sift_sdk::resources::NonZero;
+    use sift_sdk::{
+        LabelSelector, PodAffinityTerm, TopologySpreadConstraint, WeightedPodAffinityTerm,
+        WeightedSelectorTerm,
+    };
+    let mut rng = Rng(13);
+    synthetic_affinity_pods(n)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut pod)| {
+            let app = format!("app-{}", (i * 37) % APPS);
+            pod.namespace = "default".into();
+            pod.labels = Labels::new(vec![("app".into(), app.clone())]);
+            pod.non_zero_requests = NonZero {
+                milli_cpu: pod.requests.milli_cpu,
+                memory: pod.requests.memory,
+            };
+            let images = 1 + rng.below(2);
+            pod.images = (0..images)
+                .map(|_| catalog_image(rng.below(IMAGE_CATALOG as u64) as usize).0)
+                .collect();
+            let selector = LabelSelector {
+                match_labels: vec![("app".into(), app)],
+                match_expressions: vec![],
+            };
+            let anyway = |key: &str| TopologySpreadConstraint {
+                max_skew: 1,
+                topology_key: key.into(),
+                when_unsatisfiable: "ScheduleAnyway".into(),
+                label_selector: Some(selector.clone()),
+                ..Default::default()
+            };
+            let term = |key: &str| PodAffinityTerm {
+                label_selector: Some(selector.clone()),
+                topology_key: key.into(),
+                ..Default::default()
+            };
+            match i % 5 {
+                0 => {}
+                1 => {
+                    pod.preferred_node_affinity = vec![
+                        WeightedSelectorTerm {
+                            weight: 80,
+                            preference: SelectorTerm {
+                                match_expressions: vec![req("disktype", "In", &["ssd"])],
+                                match_fields: vec![],
+                            },
+                        },
+                        WeightedSelectorTerm {
+                            weight: 20,
+                            preference: SelectorTerm {
+                                match_expressions: vec![req(
+                                    "example.com/tier",
+                                    "In",
+                                    &["gold", "silver"],
+                                )],
+                                match_fields: vec![],
+                            },
+                        },
+                    ]
+                }
+                2 => {
+                    pod.tolerations.push(Toleration {
+                        key: "example.com/flaky".into(),
+                        operator: "Exists".into(),
+                        value: String::new(),
+                        effect: "PreferNoSchedule".into(),
+                        toleration_seconds: None,
+                    });
+                    pod.topology_spread_constraints
+                        .push(anyway("topology.kubernetes.io/zone"));
+                }
+                3 => {
+                    pod.preferred_pod_affinity = vec![WeightedPodAffinityTerm {
+                        weight: 50,
+                        term: term("topology.kubernetes.io/zone"),
+                    }];
+                    pod.preferred_pod_anti_affinity = vec![WeightedPodAffinityTerm {
+                        weight: 100,
+                        term: term("kubernetes.io/hostname"),
+                    }];
+                }
+                _ => pod
+                    .topology_spread_constraints
+                    .push(anyway("kubernetes.io/hostname")),
+            }
+            pod
+        })
+        .collect()
 }
