@@ -14,8 +14,8 @@
 //! `config/templates/pod-default.yaml` (one `pause` container, containerPort
 //! 80 without a host port, requests and limits 100m cpu and 500Mi memory),
 //! here with `schedulerName: sift`. sift runs its default profile
-//! (kube-scheduler's default filters, NodeResourcesFit and
-//! NodeResourcesBalancedAllocation scores, adaptive
+//! (kube-scheduler's default filters and score plugins as sift has them,
+//! adaptive
 //! percentageOfNodesToScore; in batch mode Volcano's default session) with
 //! the bundled Wasm plugins.
 //!

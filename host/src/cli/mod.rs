@@ -84,8 +84,9 @@ enum Command {
     /// List or inspect plugin components.
     #[command(subcommand)]
     Plugins(PluginsCommand),
-    /// Measure pods/s of the filter phase on a synthetic cluster, Wasm
-    /// plugins against the same predicates compiled natively.
+    /// Measure pods/s of the filter phase (or, with --scoring, of whole
+    /// cycles and each plugin) on a synthetic cluster, Wasm plugins
+    /// against the same plugins compiled natively.
     Bench(BenchArgs),
     /// Serve as a kube-scheduler extender (filter verb) over HTTP, with
     /// hot-loaded plugins, /metrics, /healthz, /readyz and /status.

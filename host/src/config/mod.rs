@@ -15,7 +15,7 @@
 //! pluginFiles:                     # which file serves a name several components declare
 //!   NodePorts: my_node_ports.wasm  # (relative to pluginsDir)
 //!   score:                          # weights as KubeSchedulerConfiguration
-//!     disabled: [{name: "*"}]       # defaults: NodeResourcesFit 1, NodeResourcesBalancedAllocation 1
+//!     disabled: [{name: "*"}]       # defaults: kube-scheduler's seven (DEFAULT_SCORES)
 //!     enabled: [{name: NodeResourcesFit, weight: 2}]
 //! pluginConfig:
 //!   - name: NodeResourcesFit
