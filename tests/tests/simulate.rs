@@ -204,6 +204,40 @@ fn preemption_reprieves_the_more_important_victims_it_can_spare() {
     );
 }
 
+/// A PodDisruptionBudget in the cluster file decides where preemption
+/// evicts: with it, the preemptor goes where its victim is not covered;
+/// without it, upstream's tie rule (the node whose victim started last)
+/// picks the other node. (`sift simulate` once dropped the file's budgets.)
+#[test]
+fn a_budget_in_the_cluster_file_spares_the_pod_it_covers() {
+    let dir = sift_tests::temp_dir("simulate-budget");
+    let mut guarded = bound("guarded", "1", 0, "n1");
+    guarded["metadata"]["labels"] = json!({"app": "db"});
+    guarded["status"] = json!({"phase": "Running", "startTime": "2026-01-02T00:00:00Z"});
+    let mut free = bound("free", "1", 0, "n2");
+    free["status"] = json!({"phase": "Running", "startTime": "2026-01-01T00:00:00Z"});
+    let items = vec![
+        node("n1", "1"),
+        node("n2", "1"),
+        guarded,
+        free,
+        pod("hi", "1", 100),
+    ];
+    let budget = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "db", "namespace": "default"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+        "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1,
+                   "expectedPods": 1}});
+    let without = simulate_cluster(&dir, items.clone(), &[]);
+    assert_eq!(by(&without, "hi")["node"], "n1", "{without:?}");
+    assert_eq!(by(&without, "hi")["preempted"], json!(["default/guarded"]));
+    let mut with = items;
+    with.push(budget);
+    let got = simulate_cluster(&dir, with, &[]);
+    assert_eq!(by(&got, "hi")["node"], "n2", "{got:?}");
+    assert_eq!(by(&got, "hi")["preempted"], json!(["default/free"]));
+}
+
 #[test]
 fn configurations_compare_in_one_table() {
     let dir = sift_tests::temp_dir("simulate-compare");
