@@ -352,6 +352,51 @@ fn informer_events_change_what_cached_requests_see() {
     assert_eq!(st["cluster"]["nodes"], 1);
 }
 
+/// Claims and volumes fed as `/cluster` events reach VolumeZone: a pod
+/// whose claim is bound to a zone-b volume is kept off the zone-a node;
+/// a volume with a bad field is refused naming it.
+#[test]
+fn claims_and_volumes_fed_as_events_reach_the_volume_filters() {
+    let s = Server::start(&["--plugins", plugins_dir().to_str().unwrap()]);
+    let node = |name: &str, zone: &str| {
+        json!({"kind": "Node", "apiVersion": "v1",
+               "metadata": {"name": name, "labels": {"topology.kubernetes.io/zone": zone}},
+               "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+    };
+    let events = json!([
+        {"type": "ADDED", "object": node("a", "zone-a")},
+        {"type": "ADDED", "object": node("b", "zone-b")},
+        {"type": "ADDED", "object": {"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+            "metadata": {"name": "data", "namespace": "default"},
+            "spec": {"volumeName": "pv-1"}}},
+        {"type": "ADDED", "object": {"kind": "PersistentVolume", "apiVersion": "v1",
+            "metadata": {"name": "pv-1", "labels": {"topology.kubernetes.io/zone": "zone-b"}},
+            "spec": {"capacity": {"storage": "1Gi"}}}},
+    ]);
+    let (code, text, _) = s.post("/cluster", &events.to_string());
+    assert_eq!(code, 200, "{text}");
+    let pod = json!({"metadata": {"name": "db-0", "namespace": "default"},
+        "spec": {"containers": [{"name": "c"}],
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]}});
+    let body = json!({"Pod": pod, "NodeNames": ["a", "b"]}).to_string();
+    let (code, text, _) = s.post("/filter", &body);
+    assert_eq!(code, 200, "{text}");
+    let r: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(r["NodeNames"], json!(["b"]), "{r}");
+    assert_eq!(
+        r["FailedAndUnresolvableNodes"]["a"], "node(s) had no available volume zone",
+        "{r}"
+    );
+    let bad = json!([{"type": "ADDED", "object": {"kind": "PersistentVolume",
+        "metadata": {"name": "pv-2"}, "spec": {"capacity": 5}}}]);
+    let (code, text, _) = s.post("/cluster", &bad.to_string());
+    assert_eq!(code, 400, "{text}");
+    assert!(
+        text.contains("[0].object") && text.contains("spec.capacity"),
+        "{text}"
+    );
+}
+
 #[test]
 fn malformed_bodies_get_400_with_the_json_path() {
     let s = Server::start(&["--plugins", plugins_dir().to_str().unwrap()]);
