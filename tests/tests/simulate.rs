@@ -607,3 +607,53 @@ fn claims_bound_to_zonal_volumes_place_their_pods_in_the_volumes_zones() {
         );
     }
 }
+
+/// Thousands of claims reach a component in batches (`sync-objects` sends
+/// at most 1,024 per call): the claim in the last batch is found, and its
+/// volume's zone decides, in `sift filter` with the Wasm plugins.
+#[test]
+fn thousands_of_claims_reach_the_component_in_batches() {
+    let dir = sift_tests::temp_dir("filter-many-claims");
+    let mut items: Vec<Value> = ["a", "b"]
+        .iter()
+        .map(|z| {
+            let mut n = node(&format!("n-{z}"), "4");
+            n["metadata"]["labels"] = json!({"topology.kubernetes.io/zone": format!("zone-{z}")});
+            n
+        })
+        .collect();
+    for i in 0..2500 {
+        let zone = if i % 2 == 0 { "zone-a" } else { "zone-b" };
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": format!("pv-{i:04}"), "labels": {"topology.kubernetes.io/zone": zone}},
+            "spec": {}}));
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": format!("data-{i:04}"), "namespace": "default"},
+            "spec": {"volumeName": format!("pv-{i:04}")}}));
+    }
+    let cluster = dir.join("cluster.json");
+    std::fs::write(
+        &cluster,
+        json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    )
+    .unwrap();
+    for (claim, want) in [("data-2499", "n-b"), ("data-2498", "n-a")] {
+        let mut p = pod("db", "100m", 0);
+        p["spec"]["volumes"] =
+            json!([{"name": "d", "persistentVolumeClaim": {"claimName": claim}}]);
+        let pod_file = dir.join("pod.json");
+        std::fs::write(&pod_file, p.to_string()).unwrap();
+        let o = sift(&[
+            "filter",
+            "--cluster",
+            cluster.to_str().unwrap(),
+            "--pod",
+            pod_file.to_str().unwrap(),
+            "-o",
+            "json",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v[0]["feasibleNodes"], json!([want]), "{claim}: {v}");
+    }
+}

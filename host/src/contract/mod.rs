@@ -516,9 +516,20 @@ impl WasmPlugin {
             if upserts.is_empty() && removals.is_empty() && i.api_objects.is_some() {
                 continue;
             }
-            self.call(i, "sync-objects", |b, s| {
-                b.sync_objects(s, kind, &upserts, &removals)
-            })?;
+            // In batches, as nodes are: a cluster may hold tens of
+            // thousands of claims, and each batch is a guest allocation.
+            let mut removed: &[String] = &removals;
+            let mut batches = upserts.chunks(SYNC_BATCH);
+            loop {
+                let batch = batches.next().unwrap_or_default();
+                self.call(i, "sync-objects", |b, s| {
+                    b.sync_objects(s, kind, batch, removed)
+                })?;
+                removed = &[];
+                if batch.len() < SYNC_BATCH {
+                    break;
+                }
+            }
         }
         i.api_objects = Some(objects.clone());
         Ok(())
