@@ -84,11 +84,6 @@ impl Sift {
                 "resources": {"requests": {"cpu": "1", "memory": "128Mi"}}}]},
             "status": {"phase": "Pending"}
         });
-        self.verdicts_of(pod, names)
-    }
-
-    /// Each node's verdict for `pod` (an extender filter request).
-    fn verdicts_of(&self, pod: Value, names: &[&str]) -> BTreeMap<String, String> {
         let body = json!({"Pod": pod, "Nodes": null, "NodeNames": names}).to_string();
         let mut r = self
             .agent
@@ -389,54 +384,6 @@ fn initial_sync_lists_through_the_field_selector_and_serves_filters() {
     let events = metric(&m, "sift_watch_events_total{kind=\"Node\"}").expect("events metric");
     assert_eq!(Some(events), w["nodes"]["events"].as_f64(), "{m}");
     assert!(events >= 3.0);
-}
-
-/// What the volume filters read comes through the watch: VolumeZone keeps
-/// a pod whose claim is bound to a zone-b volume off the zone-a node,
-/// follows the volume's relabelling, and rejects the pod everywhere once
-/// the claim is gone, as kube-scheduler's listers would have it.
-#[test]
-fn claims_and_volumes_come_through_the_watch_for_volume_zone() {
-    let api = standard_api();
-    for (n, zone) in [("n1", "zone-a"), ("n2", "zone-b")] {
-        api.update("Node", "", n, |node| {
-            node["metadata"]["labels"]["topology.kubernetes.io/zone"] = json!(zone);
-        });
-    }
-    api.add(json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1",
-        "metadata": {"name": "data", "namespace": "shop"},
-        "spec": {"volumeName": "pv-1", "accessModes": ["ReadWriteOnce"]}}));
-    api.add(json!({"kind": "PersistentVolume", "apiVersion": "v1",
-        "metadata": {"name": "pv-1", "labels": {"topology.kubernetes.io/zone": "zone-b"}},
-        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}}));
-    let rig = Rig::on(api, "watch-volumes", &[]);
-    rig.wait_ready();
-    let pod = json!({
-        "metadata": {"name": "db-0", "namespace": "shop", "uid": "db0"},
-        "spec": {"containers": [{"name": "c", "image": "db:1",
-            "resources": {"requests": {"cpu": "100m"}}}],
-            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
-        "status": {"phase": "Pending"}
-    });
-    const CONFLICT: &str = "node(s) had no available volume zone";
-    let wait_for = |want: &[(&str, &str)]| {
-        let want: BTreeMap<String, String> = want
-            .iter()
-            .map(|(n, v)| (n.to_string(), v.to_string()))
-            .collect();
-        wait(PATIENT, &format!("verdicts {want:?}"), || {
-            (rig.sift.verdicts_of(pod.clone(), &["n1", "n2", "n3"]) == want).then_some(())
-        });
-    };
-    // n3 has no zone label: a single-zone node passes.
-    wait_for(&[("n1", CONFLICT), ("n2", "ok"), ("n3", "ok")]);
-    rig.api.update("PersistentVolume", "", "pv-1", |pv| {
-        pv["metadata"]["labels"]["topology.kubernetes.io/zone"] = json!("zone-a");
-    });
-    wait_for(&[("n1", "ok"), ("n2", CONFLICT), ("n3", "ok")]);
-    rig.api.delete("PersistentVolumeClaim", "shop", "data");
-    let gone = "persistentvolumeclaim \"data\" not found";
-    wait_for(&[("n1", gone), ("n2", gone), ("n3", gone)]);
 }
 
 #[test]

@@ -508,20 +508,17 @@ pub async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Cli
     Ok((client, server.trim_end_matches('/').to_string()))
 }
 
-/// Connects and starts the extender's watches on the current tokio
-/// runtime: the core kinds (nodes, pods, namespaces), the Services and
-/// controllers the default spread reads, and the objects the volume
-/// filters read. Only configuration errors fail here; an API server that
-/// cannot be reached is retried with backoff, and shows in `/readyz` and
-/// `/status`.
+/// Connects and starts one watch per core kind (nodes, pods, namespaces)
+/// on the current tokio runtime. Only configuration errors fail here; an
+/// API server that cannot be reached is retried with backoff, and shows
+/// in `/readyz` and `/status`.
 pub async fn start(
     source: &Source,
     options: WatchOptions,
     sink: Arc<dyn Sink>,
     metrics: Arc<Metrics>,
 ) -> Result<Arc<Informer>> {
-    let extra = [Kind::WORKLOADS.as_slice(), &Kind::VOLUMES].concat();
-    start_watching(source, options, sink, metrics, &extra).await
+    start_watching(source, options, sink, metrics, &[]).await
 }
 
 /// As [`start`], watching `extra` kinds too (the scheduler's
