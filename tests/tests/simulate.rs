@@ -130,6 +130,21 @@ fn simulate_cluster(dir: &std::path::Path, items: Vec<Value>, extra: &[&str]) ->
     outcomes(&pods)
 }
 
+/// `sift filter -o json` of the pods in `pod` against `cluster`.
+fn filter_json(cluster: &std::path::Path, pod: &std::path::Path) -> Value {
+    let o = sift(&[
+        "filter",
+        "--cluster",
+        cluster.to_str().unwrap(),
+        "--pod",
+        pod.to_str().unwrap(),
+        "-o",
+        "json",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 fn by<'a>(got: &'a [Value], name: &str) -> &'a Value {
     got.iter()
         .find(|p| p["pod"] == format!("default/{name}"))
@@ -587,17 +602,7 @@ fn claims_bound_to_zonal_volumes_place_their_pods_in_the_volumes_zones() {
         .find(|o| o["metadata"]["name"] == "db-0")
         .unwrap();
     std::fs::write(&pod_file, db0.to_string()).unwrap();
-    let o = sift(&[
-        "filter",
-        "--cluster",
-        cluster.to_str().unwrap(),
-        "--pod",
-        pod_file.to_str().unwrap(),
-        "-o",
-        "json",
-    ]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let v = filter_json(&cluster, &pod_file);
     assert_eq!(v[0]["feasibleNodes"], json!(["n-b"]), "{v}");
     for n in ["n-a", "n-c"] {
         assert_eq!(v[0]["statuses"][n]["plugin"], "VolumeZone", "{v}");
@@ -643,17 +648,7 @@ fn thousands_of_claims_reach_the_component_in_batches() {
             json!([{"name": "d", "persistentVolumeClaim": {"claimName": claim}}]);
         let pod_file = dir.join("pod.json");
         std::fs::write(&pod_file, p.to_string()).unwrap();
-        let o = sift(&[
-            "filter",
-            "--cluster",
-            cluster.to_str().unwrap(),
-            "--pod",
-            pod_file.to_str().unwrap(),
-            "-o",
-            "json",
-        ]);
-        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let v = filter_json(&cluster, &pod_file);
         assert_eq!(v[0]["feasibleNodes"], json!([want]), "{claim}: {v}");
     }
 }
