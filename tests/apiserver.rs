@@ -132,9 +132,22 @@ pub enum Resource {
 }
 
 impl Resource {
-    /// The kinds `sift watch` lists and watches:
-    /// [`FakeApiServer::wait_watching`] waits for a watch of each.
-    pub const ALL: [Resource; 3] = [Resource::Nodes, Resource::Pods, Resource::Namespaces];
+    /// The kinds `sift serve --kubeconfig` lists and watches (the live
+    /// scheduler watches them too): [`FakeApiServer::wait_watching`] waits
+    /// for a watch of each.
+    pub const ALL: [Resource; 11] = [
+        Resource::Nodes,
+        Resource::Pods,
+        Resource::Namespaces,
+        Resource::Services,
+        Resource::ReplicationControllers,
+        Resource::ReplicaSets,
+        Resource::StatefulSets,
+        Resource::PersistentVolumeClaims,
+        Resource::PersistentVolumes,
+        Resource::StorageClasses,
+        Resource::CsiNodes,
+    ];
 
     /// Every resource the fake serves. Where two share a kind or a plural
     /// (the Events), [`Resource::parse`] finds the first.

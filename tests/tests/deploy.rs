@@ -532,9 +532,24 @@ fn cluster_role_grants_what_sift_watches_and_no_more() {
             wanted.insert((String::new(), resource.to_string(), verb.to_string()));
         }
     }
+    // The default spread's selectors, and the volume filters' objects.
+    for (group, resource) in [
+        ("", "services"),
+        ("", "replicationcontrollers"),
+        ("apps", "replicasets"),
+        ("apps", "statefulsets"),
+        ("", "persistentvolumeclaims"),
+        ("", "persistentvolumes"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csinodes"),
+    ] {
+        for verb in ["list", "watch"] {
+            wanted.insert((group.to_string(), resource.to_string(), verb.to_string()));
+        }
+    }
     assert_eq!(
         granted, wanted,
-        "sift reads nodes, pods and namespaces, nothing else"
+        "sift reads what its plugins read, nothing else"
     );
 }
 

@@ -84,6 +84,11 @@ impl Sift {
                 "resources": {"requests": {"cpu": "1", "memory": "128Mi"}}}]},
             "status": {"phase": "Pending"}
         });
+        self.verdicts_of(pod, names)
+    }
+
+    /// Each node's verdict for `pod` (an extender filter request).
+    fn verdicts_of(&self, pod: Value, names: &[&str]) -> BTreeMap<String, String> {
         let body = json!({"Pod": pod, "Nodes": null, "NodeNames": names}).to_string();
         let mut r = self
             .agent
@@ -189,7 +194,7 @@ impl Rig {
     /// No kind has had an error or a relist.
     fn assert_no_errors_or_relists(&self) {
         let w = self.sift.watch();
-        for plural in ["nodes", "pods", "namespaces"] {
+        for plural in plurals() {
             assert_eq!(w[plural]["errors"], 0, "{w:#}");
             assert_eq!(w[plural]["relists"], 0, "{w:#}");
         }
@@ -386,6 +391,54 @@ fn initial_sync_lists_through_the_field_selector_and_serves_filters() {
     assert!(events >= 3.0);
 }
 
+/// What the volume filters read comes through the watch: VolumeZone keeps
+/// a pod whose claim is bound to a zone-b volume off the zone-a node,
+/// follows the volume's relabelling, and rejects the pod everywhere once
+/// the claim is gone, as kube-scheduler's listers would have it.
+#[test]
+fn claims_and_volumes_come_through_the_watch_for_volume_zone() {
+    let api = standard_api();
+    for (n, zone) in [("n1", "zone-a"), ("n2", "zone-b")] {
+        api.update("Node", "", n, |node| {
+            node["metadata"]["labels"]["topology.kubernetes.io/zone"] = json!(zone);
+        });
+    }
+    api.add(json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1",
+        "metadata": {"name": "data", "namespace": "shop"},
+        "spec": {"volumeName": "pv-1", "accessModes": ["ReadWriteOnce"]}}));
+    api.add(json!({"kind": "PersistentVolume", "apiVersion": "v1",
+        "metadata": {"name": "pv-1", "labels": {"topology.kubernetes.io/zone": "zone-b"}},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}}));
+    let rig = Rig::on(api, "watch-volumes", &[]);
+    rig.wait_ready();
+    let pod = json!({
+        "metadata": {"name": "db-0", "namespace": "shop", "uid": "db0"},
+        "spec": {"containers": [{"name": "c", "image": "db:1",
+            "resources": {"requests": {"cpu": "100m"}}}],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]},
+        "status": {"phase": "Pending"}
+    });
+    const CONFLICT: &str = "node(s) had no available volume zone";
+    let wait_for = |want: &[(&str, &str)]| {
+        let want: BTreeMap<String, String> = want
+            .iter()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        wait(PATIENT, &format!("verdicts {want:?}"), || {
+            (rig.sift.verdicts_of(pod.clone(), &["n1", "n2", "n3"]) == want).then_some(())
+        });
+    };
+    // n3 has no zone label: a single-zone node passes.
+    wait_for(&[("n1", CONFLICT), ("n2", "ok"), ("n3", "ok")]);
+    rig.api.update("PersistentVolume", "", "pv-1", |pv| {
+        pv["metadata"]["labels"]["topology.kubernetes.io/zone"] = json!("zone-a");
+    });
+    wait_for(&[("n1", "ok"), ("n2", CONFLICT), ("n3", "ok")]);
+    rig.api.delete("PersistentVolumeClaim", "shop", "data");
+    let gone = "persistentvolumeclaim \"data\" not found";
+    wait_for(&[("n1", gone), ("n2", gone), ("n3", gone)]);
+}
+
 #[test]
 fn binds_deletions_and_finished_pods_follow() {
     let rig = Rig::standard("watch-pods");
@@ -478,9 +531,12 @@ fn bookmarks_and_watch_timeouts_are_routine() {
     // Bookmarks every 100 ms on new watches; the watches end (normally,
     // as at timeoutSeconds) so that sift opens new ones.
     api.set_bookmark_interval(Some(Duration::from_millis(100)));
-    assert_eq!(api.end_watches(), 3);
+    assert_eq!(api.end_watches(), Resource::ALL.len());
     assert!(api.wait_watching(Duration::from_secs(10)));
-    assert!(api.bookmark_all() >= 3, "every watch allowed bookmarks");
+    assert!(
+        api.bookmark_all() >= Resource::ALL.len(),
+        "every watch allowed bookmarks"
+    );
     std::thread::sleep(Duration::from_millis(1200));
     let sent = api.sent();
     for r in Resource::ALL {
@@ -495,7 +551,7 @@ fn bookmarks_and_watch_timeouts_are_routine() {
     }
     let after = rig.sift.watch();
     assert_eq!(after["healthy"], true, "{after:#}");
-    for plural in ["nodes", "pods", "namespaces"] {
+    for plural in plurals() {
         for field in ["objects", "events", "errors", "relists"] {
             assert_eq!(
                 after[plural][field], before[plural][field],
@@ -583,7 +639,7 @@ fn gone_410_relists_to_exactly_the_servers_state() {
     );
     wait(PATIENT, "relisted every kind", || {
         let w = rig.sift.watch();
-        ["nodes", "pods", "namespaces"]
+        plurals()
             .iter()
             .all(|p| w[p]["relists"].as_u64() >= Some(1) && w[p]["synced"] == true)
             .then_some(())
@@ -613,7 +669,7 @@ fn gone_410_relists_to_exactly_the_servers_state() {
     // bring those (the expired watches are gone, and the new ones start
     // from the new list).
     assert!(api.wait_watching(PATIENT));
-    let relists: Vec<u64> = ["nodes", "pods", "namespaces"]
+    let relists: Vec<u64> = plurals()
         .iter()
         .map(|p| rig.sift.watch()[p]["relists"].as_u64().unwrap())
         .collect();
@@ -621,7 +677,7 @@ fn gone_410_relists_to_exactly_the_servers_state() {
         .iter()
         .map(|r| api.list_starts(r.plural()))
         .collect();
-    assert_eq!(api.expire_watches(), 3);
+    assert_eq!(api.expire_watches(), Resource::ALL.len());
     api.delete("Node", "", "n2");
     api.update("Pod", "shop", "pend", |p| {
         p["spec"]["nodeName"] = json!("n4")
@@ -637,7 +693,7 @@ fn gone_410_relists_to_exactly_the_servers_state() {
     );
     wait(PATIENT, "relisted every kind again", || {
         let w = rig.sift.watch();
-        ["nodes", "pods", "namespaces"]
+        plurals()
             .iter()
             .zip(&relists)
             .all(|(p, before)| w[p]["relists"].as_u64().unwrap() > *before)
@@ -667,7 +723,7 @@ fn dropped_connections_resume_without_losing_changes() {
     // Every connection is closed mid-stream; the changes made right after
     // must still arrive (the server keeps its history: sift resumes its
     // watches from the last resourceVersion it saw, no relist needed).
-    assert_eq!(api.drop_connections(), 3);
+    assert_eq!(api.drop_connections(), Resource::ALL.len());
     api.add(node("n4", "4"));
     api.update("Pod", "shop", "pend", |p| {
         p["spec"]["nodeName"] = json!("n3")
@@ -721,7 +777,7 @@ fn api_server_down_after_sync_serves_the_last_state() {
     let (w, _) = wait(PATIENT, "the watch reports the failure", || {
         let w = rig.sift.watch();
         (w["healthy"] == false
-            && ["nodes", "pods", "namespaces"]
+            && plurals()
                 .iter()
                 .all(|p| w[p]["errors"].as_u64() > Some(0) && w[p]["lastError"].is_string()))
         .then_some(w)
@@ -746,8 +802,9 @@ fn api_server_down_after_sync_serves_the_last_state() {
     assert_eq!(rig.sift.verdicts(&names), before);
     assert!(rig.sift.running());
 
-    // Back: the changes arrive, and each kind is healthy again once an
-    // event arrives for it (one for each was made while down).
+    // Back: the changes arrive, and each kind is healthy again: nodes,
+    // pods and namespaces by their events (one for each was made while
+    // down), the quiet kinds once their watch has resumed.
     api.set_down(false);
     rig.wait_verdicts(PATIENT, &[("n1", "ok"), ("n4", "ok")]);
     wait(PATIENT, "healthy again", || {
@@ -800,7 +857,7 @@ fn unreachable_server_keeps_sift_up_but_unready() {
     let mut sift = Sift::start(&kubeconfig, &[], &dir);
     let (w, _) = wait(Duration::from_secs(15), "errors for every kind", || {
         let w = sift.watch();
-        ["nodes", "pods", "namespaces"]
+        plurals()
             .iter()
             .all(|p| w[p]["errors"].as_u64() > Some(0) && w[p]["lastError"].is_string())
             .then_some(w)
@@ -952,6 +1009,11 @@ fn paged_lists_are_read_to_the_end() {
     assert_eq!(rig.sift.status()["cluster"]["pods"], 7);
 }
 
+/// The `/status` keys of the kinds sift serve watches.
+fn plurals() -> Vec<&'static str> {
+    Resource::ALL.iter().map(|r| r.plural()).collect()
+}
+
 /// List requests of every kind that started a list, per kind.
 fn list_starts(api: &FakeApiServer) -> Vec<usize> {
     Resource::ALL
@@ -970,7 +1032,7 @@ fn watches_expired_again_and_again_relist_with_backoff_and_are_counted() {
     let api = &rig.api;
     let before = list_starts(api);
     api.set_watches_gone(Some(Gone::Event));
-    assert_eq!(api.expire_watches(), 3);
+    assert_eq!(api.expire_watches(), Resource::ALL.len());
     let window = Duration::from_secs(6);
     std::thread::sleep(window);
     let lists: Vec<usize> = list_starts(api)
@@ -988,7 +1050,7 @@ fn watches_expired_again_and_again_relist_with_backoff_and_are_counted() {
     }
     let (w, _) = wait(PATIENT, "the 410 loop reported", || {
         let w = rig.sift.watch();
-        ["nodes", "pods", "namespaces"]
+        plurals()
             .iter()
             .all(|p| {
                 w[p]["gone"].as_u64() >= Some(2)
@@ -1064,7 +1126,7 @@ fn a_list_that_never_answers_misses_the_deadline_and_recovers() {
         "the missed deadline reported",
         || {
             let w = rig.sift.watch();
-            ["nodes", "pods", "namespaces"]
+            plurals()
                 .iter()
                 .all(|p| {
                     w[p]["healthy"] == false

@@ -1,6 +1,8 @@
-//! `sift serve --kubeconfig` / `--in-cluster`: list+watch Nodes, Pods and
-//! Namespaces from the API server into the same cluster state as
-//! `--cluster` files and `/cluster` events.
+//! `sift serve --kubeconfig` / `--in-cluster` and the live scheduler:
+//! list+watch Nodes, Pods, Namespaces and what the plugins read besides
+//! (the default spread's controllers, the volume filters' claims, volumes,
+//! classes and CSINodes) from the API server into the same cluster state
+//! as `--cluster` files and `/cluster` events.
 //!
 //! kube-rs's runtime `watcher` does what client-go's reflector does (paged
 //! lists, watches resumed from the last resourceVersion, a relist on
@@ -29,6 +31,7 @@
 //!   (`timeoutSeconds`) a little before it, so a healthy but quiet server
 //!   never trips it.
 
+use super::accepted_watches::{AcceptedWatches, OnAccepted};
 use super::metrics::{KindLabel, Metrics};
 use super::requests::{BatchEvent, ClusterEvent};
 use crate::input::kube as model;
@@ -225,16 +228,22 @@ struct KindHealth {
     errors: u64,
     last_event: Option<SystemTime>,
     last_error: Option<(SystemTime, String)>,
+    /// When a watch last resumed after an error without an event to show
+    /// for it (a quiet kind: no claim changed while the server was down).
+    resumed: Option<SystemTime>,
 }
 
 impl KindHealth {
-    /// An error with no event since: the watch is reconnecting.
+    /// An error with no event or resumed watch since: the watch is
+    /// reconnecting.
     fn healthy(&self) -> bool {
-        match (&self.last_error, self.last_event) {
-            (None, _) => true,
-            (Some((err, _)), Some(ev)) => ev > *err,
-            (Some(_), None) => false,
-        }
+        let Some((err, _)) = &self.last_error else {
+            return true;
+        };
+        [self.last_event, self.resumed]
+            .into_iter()
+            .flatten()
+            .any(|t| t > *err)
     }
 
     fn json(&self) -> Value {
@@ -381,7 +390,19 @@ impl Informer {
         repeat
     }
 
-    /// Counts a failure and makes the kind unhealthy until its next event.
+    /// The API server accepted a watch of the kind: after an error, it is
+    /// healthy again even if nothing of its kind changes (kube-rs's watcher
+    /// resumes without a word).
+    fn resumed(&self, k: Kind) {
+        let mut h = self.kind(k);
+        if !h.healthy() {
+            tracing::info!(kind = k.name(), "watch resumed");
+        }
+        h.resumed = Some(SystemTime::now());
+    }
+
+    /// Counts a failure and makes the kind unhealthy until its next event
+    /// or until its watch has resumed ([`Informer::resumed`]).
     fn failed(&self, k: Kind, message: String) {
         let mut h = self.kind(k);
         h.errors += 1;
@@ -471,6 +492,15 @@ pub fn check(source: &Source) -> Result<()> {
 /// A client for the API server `source` names, with the watch's deadline
 /// as its read timeout; also the URL it talks to.
 pub async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Client, String)> {
+    let (config, server) = client_config(source, options).await?;
+    let client = kube::Client::try_from(config)
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| format!("cannot make a client for {server}"))?;
+    Ok((client, server))
+}
+
+/// The client configuration for `source`, and the URL it talks to.
+async fn client_config(source: &Source, options: WatchOptions) -> Result<(kube::Config, String)> {
     let mut config = match source {
         Source::Kubeconfig { path, context } => {
             let kc = kube::config::Kubeconfig::read_from(path)
@@ -502,23 +532,23 @@ pub async fn client(source: &Source, options: WatchOptions) -> Result<(kube::Cli
             .map_or(options.deadline, |t| t.min(options.deadline)),
     );
     let server = config.cluster_url.to_string();
-    let client = kube::Client::try_from(config)
-        .map_err(|e| anyhow!("{e}"))
-        .with_context(|| format!("cannot make a client for {server}"))?;
-    Ok((client, server.trim_end_matches('/').to_string()))
+    Ok((config, server.trim_end_matches('/').to_string()))
 }
 
-/// Connects and starts one watch per core kind (nodes, pods, namespaces)
-/// on the current tokio runtime. Only configuration errors fail here; an
-/// API server that cannot be reached is retried with backoff, and shows
-/// in `/readyz` and `/status`.
+/// Connects and starts the extender's watches on the current tokio
+/// runtime: the core kinds (nodes, pods, namespaces), the Services and
+/// controllers the default spread reads, and the objects the volume
+/// filters read. Only configuration errors fail here; an API server that
+/// cannot be reached is retried with backoff, and shows in `/readyz` and
+/// `/status`.
 pub async fn start(
     source: &Source,
     options: WatchOptions,
     sink: Arc<dyn Sink>,
     metrics: Arc<Metrics>,
 ) -> Result<Arc<Informer>> {
-    start_watching(source, options, sink, metrics, &[]).await
+    let extra = [Kind::WORKLOADS.as_slice(), &Kind::VOLUMES].concat();
+    start_watching(source, options, sink, metrics, &extra).await
 }
 
 /// As [`start`], watching `extra` kinds too (the scheduler's
@@ -531,7 +561,7 @@ pub async fn start_watching(
     metrics: Arc<Metrics>,
     extra: &[Kind],
 ) -> Result<Arc<Informer>> {
-    let (client, server) = client(source, options).await?;
+    let (config, server) = client_config(source, options).await?;
     let watch_config = WatchConfig::default().timeout(options.watch_timeout_secs());
     let watched: Vec<Kind> = Kind::EVERY
         .into_iter()
@@ -544,6 +574,18 @@ pub async fn start_watching(
         watched: watched.clone(),
         metrics,
     });
+    let reporter = Arc::downgrade(&informer);
+    let on_accepted: OnAccepted = Arc::new(move |resource: &str| {
+        let kind = Kind::EVERY.into_iter().find(|k| k.plural() == resource);
+        if let (Some(k), Some(informer)) = (kind, reporter.upgrade()) {
+            informer.resumed(k);
+        }
+    });
+    let client = kube::client::ClientBuilder::try_from(config)
+        .map_err(|e| anyhow!("{e}"))
+        .with_context(|| format!("cannot make a client for {}", informer.server))?
+        .with_layer(&AcceptedWatches(on_accepted))
+        .build();
     for k in &watched {
         informer
             .metrics
@@ -781,7 +823,9 @@ async fn watch_kind<K: Watched>(
     // not relist by itself (below).
     'watcher: loop {
         let mut stream = std::pin::pin!(watcher::watcher(api.clone(), config.clone()));
-        while let Some(item) = stream.next().await {
+        loop {
+            let item = stream.next().await;
+            let Some(item) = item else { break };
             let event = match item {
                 Ok(e) => e,
                 Err(e) if gone(&e) => {

@@ -13,6 +13,7 @@
 //! lower layer; `schedule` builds on its watch and hot reload, and the CLI
 //! calls it.
 
+pub mod accepted_watches;
 pub mod admission;
 pub mod conn;
 pub mod extender;
