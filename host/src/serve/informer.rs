@@ -363,8 +363,8 @@ impl Informer {
     }
 
     /// Counts a `410 Gone`; true when it follows another within
-    /// [`GONE_WINDOW`], which is reported as a failure (the kind is
-    /// unhealthy until its next event) and backs off.
+    /// [`GONE_WINDOW`], which is reported as a failure ([`Informer::failed`])
+    /// and backs off.
     fn gone(&self, k: Kind, e: &watcher::Error) -> bool {
         let repeat = {
             let mut h = self.kind(k);
