@@ -124,18 +124,23 @@ pub enum Resource {
     ReplicaSets,
     StatefulSets,
     /// What the volume filters read: core `v1` claims (namespaced) and
-    /// volumes, `storage.k8s.io/v1` classes and CSINodes (cluster-scoped).
+    /// volumes, `storage.k8s.io/v1` classes, CSINodes, CSIDrivers and
+    /// VolumeAttachments (cluster-scoped) and CSIStorageCapacities
+    /// (namespaced).
     PersistentVolumeClaims,
     PersistentVolumes,
     StorageClasses,
     CsiNodes,
+    CsiDrivers,
+    CsiStorageCapacities,
+    VolumeAttachments,
 }
 
 impl Resource {
     /// The kinds `sift serve --kubeconfig` lists and watches (the live
     /// scheduler watches them too): [`FakeApiServer::wait_watching`] waits
     /// for a watch of each.
-    pub const ALL: [Resource; 11] = [
+    pub const ALL: [Resource; 14] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Namespaces,
@@ -147,11 +152,14 @@ impl Resource {
         Resource::PersistentVolumes,
         Resource::StorageClasses,
         Resource::CsiNodes,
+        Resource::CsiDrivers,
+        Resource::CsiStorageCapacities,
+        Resource::VolumeAttachments,
     ];
 
     /// Every resource the fake serves. Where two share a kind or a plural
     /// (the Events), [`Resource::parse`] finds the first.
-    pub const EVERY: [Resource; 18] = [
+    pub const EVERY: [Resource; 21] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Namespaces,
@@ -170,6 +178,9 @@ impl Resource {
         Resource::PersistentVolumes,
         Resource::StorageClasses,
         Resource::CsiNodes,
+        Resource::CsiDrivers,
+        Resource::CsiStorageCapacities,
+        Resource::VolumeAttachments,
     ];
 
     /// The URL path segment: "nodes".
@@ -192,6 +203,9 @@ impl Resource {
             Resource::PersistentVolumes => "persistentvolumes",
             Resource::StorageClasses => "storageclasses",
             Resource::CsiNodes => "csinodes",
+            Resource::CsiDrivers => "csidrivers",
+            Resource::CsiStorageCapacities => "csistoragecapacities",
+            Resource::VolumeAttachments => "volumeattachments",
         }
     }
 
@@ -215,6 +229,9 @@ impl Resource {
             Resource::PersistentVolumes => "PersistentVolume",
             Resource::StorageClasses => "StorageClass",
             Resource::CsiNodes => "CSINode",
+            Resource::CsiDrivers => "CSIDriver",
+            Resource::CsiStorageCapacities => "CSIStorageCapacity",
+            Resource::VolumeAttachments => "VolumeAttachment",
         }
     }
 
@@ -229,7 +246,11 @@ impl Resource {
             | Resource::ReplicationControllers
             | Resource::PersistentVolumeClaims
             | Resource::PersistentVolumes => "",
-            Resource::StorageClasses | Resource::CsiNodes => "storage.k8s.io",
+            Resource::StorageClasses
+            | Resource::CsiNodes
+            | Resource::CsiDrivers
+            | Resource::CsiStorageCapacities
+            | Resource::VolumeAttachments => "storage.k8s.io",
             Resource::ReplicaSets | Resource::StatefulSets => "apps",
             Resource::PodDisruptionBudgets => "policy",
             Resource::PriorityClasses => "scheduling.k8s.io",
@@ -279,6 +300,8 @@ impl Resource {
                 | Resource::PersistentVolumes
                 | Resource::StorageClasses
                 | Resource::CsiNodes
+                | Resource::CsiDrivers
+                | Resource::VolumeAttachments
         )
     }
 

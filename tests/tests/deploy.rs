@@ -542,6 +542,9 @@ fn cluster_role_grants_what_sift_watches_and_no_more() {
         ("", "persistentvolumes"),
         ("storage.k8s.io", "storageclasses"),
         ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csistoragecapacities"),
+        ("storage.k8s.io", "volumeattachments"),
     ] {
         for verb in ["list", "watch"] {
             wanted.insert((group.to_string(), resource.to_string(), verb.to_string()));

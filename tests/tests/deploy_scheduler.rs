@@ -1056,11 +1056,18 @@ fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
     for resource in ["replicasets", "statefulsets"] {
         want("apps", resource, &["list", "watch"]);
     }
-    // The volume filters' claims, volumes, classes and CSINodes.
+    // The volume filters' claims, volumes, classes, CSINodes, drivers,
+    // capacities and attachments.
     for resource in ["persistentvolumeclaims", "persistentvolumes"] {
         want("", resource, &["list", "watch"]);
     }
-    for resource in ["storageclasses", "csinodes"] {
+    for resource in [
+        "storageclasses",
+        "csinodes",
+        "csidrivers",
+        "csistoragecapacities",
+        "volumeattachments",
+    ] {
         want("storage.k8s.io", resource, &["list", "watch"]);
     }
     want("", "pods/binding", &["create"]);

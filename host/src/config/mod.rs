@@ -45,9 +45,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// kube-scheduler's default filter plugins, in its default order.
-/// (NodeVolumeLimits, VolumeBinding and DynamicResources are not ported
-/// yet.)
-pub const DEFAULT_FILTERS: [&str; 10] = [
+/// (DynamicResources and NodeDeclaredFeatures are not ported yet.)
+pub const DEFAULT_FILTERS: [&str; 12] = [
     "NodeUnschedulable",
     "NodeName",
     "TaintToleration",
@@ -55,6 +54,8 @@ pub const DEFAULT_FILTERS: [&str; 10] = [
     "NodePorts",
     "NodeResourcesFit",
     "VolumeRestrictions",
+    "NodeVolumeLimits",
+    "VolumeBinding",
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",

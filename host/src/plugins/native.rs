@@ -22,6 +22,8 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_node_ports::sift_native_plugin(),
         sift_plugin_node_resources_fit::sift_native_plugin(),
         sift_plugin_volume_restrictions::sift_native_plugin(),
+        sift_plugin_node_volume_limits::sift_native_plugin(),
+        sift_plugin_volume_binding::sift_native_plugin(),
         sift_plugin_volume_zone::sift_native_plugin(),
         sift_plugin_pod_topology_spread::sift_native_plugin(),
         sift_plugin_inter_pod_affinity::sift_native_plugin(),

@@ -546,9 +546,11 @@ fn started(pod: &k8s::Pod) -> Option<u64> {
     u64::try_from(t.0.as_second()).ok()
 }
 
-/// Why sift cannot place this pod yet: it claims a PersistentVolumeClaim,
-/// and sift has no VolumeBinding (it would bind the pod where its volume
-/// may not be reachable, stranding it).
+/// Why sift cannot place this pod yet: it claims a PersistentVolumeClaim.
+/// VolumeBinding filters such pods, but sift does not write its PreBind
+/// (the claim's selected node, the volume's claimRef) yet: binding the pod
+/// without them would leave an unbound claim of a WaitForFirstConsumer
+/// class unprovisioned, stranding the pod.
 fn unsupported_volume(pod: &k8s::Pod, nodes: usize) -> Option<String> {
     let claims: Vec<&str> = pod
         .spec
@@ -564,7 +566,7 @@ fn unsupported_volume(pod: &k8s::Pod, nodes: usize) -> Option<String> {
     }
     Some(format!(
         "0/{nodes} nodes are available: {nodes} pod has PersistentVolumeClaims, which sift \
-         cannot bind yet (no VolumeBinding plugin): {}. preemption: 0/{nodes} nodes are \
+         cannot bind yet (VolumeBinding's PreBind writes are not implemented): {}. preemption: 0/{nodes} nodes are \
          available: {nodes} Preemption is not helpful for scheduling.",
         claims.join(", ")
     ))

@@ -121,6 +121,9 @@ pub enum Kind {
     PersistentVolume,
     StorageClass,
     CsiNode,
+    CsiDriver,
+    CsiStorageCapacity,
+    VolumeAttachment,
     /// What Volcano's batch mode reads besides those.
     PriorityClass,
     PodGroup,
@@ -128,7 +131,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    const EVERY: [Kind; 15] = [
+    const EVERY: [Kind; 18] = [
         Kind::Node,
         Kind::Pod,
         Kind::Namespace,
@@ -141,6 +144,9 @@ impl Kind {
         Kind::PersistentVolume,
         Kind::StorageClass,
         Kind::CsiNode,
+        Kind::CsiDriver,
+        Kind::CsiStorageCapacity,
+        Kind::VolumeAttachment,
         Kind::PriorityClass,
         Kind::PodGroup,
         Kind::Queue,
@@ -155,11 +161,14 @@ impl Kind {
         Kind::StatefulSet,
     ];
     /// What the live scheduler reads for the volume filters.
-    pub const VOLUMES: [Kind; 4] = [
+    pub const VOLUMES: [Kind; 7] = [
         Kind::PersistentVolumeClaim,
         Kind::PersistentVolume,
         Kind::StorageClass,
         Kind::CsiNode,
+        Kind::CsiDriver,
+        Kind::CsiStorageCapacity,
+        Kind::VolumeAttachment,
     ];
     /// What batch mode reads too.
     pub const BATCH: [Kind; 3] = [Kind::PriorityClass, Kind::PodGroup, Kind::Queue];
@@ -178,6 +187,9 @@ impl Kind {
             Kind::PersistentVolume => "PersistentVolume",
             Kind::StorageClass => "StorageClass",
             Kind::CsiNode => "CSINode",
+            Kind::CsiDriver => "CSIDriver",
+            Kind::CsiStorageCapacity => "CSIStorageCapacity",
+            Kind::VolumeAttachment => "VolumeAttachment",
             Kind::PriorityClass => "PriorityClass",
             Kind::PodGroup => "PodGroup",
             Kind::Queue => "Queue",
@@ -199,6 +211,9 @@ impl Kind {
             Kind::PersistentVolume => "persistentvolumes",
             Kind::StorageClass => "storageclasses",
             Kind::CsiNode => "csinodes",
+            Kind::CsiDriver => "csidrivers",
+            Kind::CsiStorageCapacity => "csistoragecapacities",
+            Kind::VolumeAttachment => "volumeattachments",
             Kind::PriorityClass => "priorityclasses",
             Kind::PodGroup => "podgroups",
             Kind::Queue => "queues",
@@ -628,6 +643,9 @@ pub async fn start_watching(
             Kind::PersistentVolume => spawn!(k8s::PersistentVolume, config),
             Kind::StorageClass => spawn!(storage::StorageClass, config),
             Kind::CsiNode => spawn!(storage::CSINode, config),
+            Kind::CsiDriver => spawn!(storage::CSIDriver, config),
+            Kind::CsiStorageCapacity => spawn!(storage::CSIStorageCapacity, config),
+            Kind::VolumeAttachment => spawn!(storage::VolumeAttachment, config),
             Kind::PriorityClass => spawn!(PriorityClass, config),
             Kind::PodGroup => spawn!(PodGroup, config),
             Kind::Queue => spawn!(Queue, config),
@@ -752,6 +770,9 @@ watched_api_object!(k8s::PersistentVolumeClaim, "PersistentVolumeClaim", namespa
 watched_api_object!(k8s::PersistentVolume, "PersistentVolume", namespaced: false);
 watched_api_object!(storage::StorageClass, "StorageClass", namespaced: false);
 watched_api_object!(storage::CSINode, "CSINode", namespaced: false);
+watched_api_object!(storage::CSIDriver, "CSIDriver", namespaced: false);
+watched_api_object!(storage::CSIStorageCapacity, "CSIStorageCapacity", namespaced: true);
+watched_api_object!(storage::VolumeAttachment, "VolumeAttachment", namespaced: false);
 
 impl Watched for PriorityClass {
     fn key(&self) -> String {
