@@ -523,6 +523,11 @@ fn a_replica_set_in_the_cluster_file_spreads_its_pods() {
     );
 }
 
+/// The annotation the volume controller puts on a claim it has bound: only
+/// then is the claim bound for VolumeBinding (kube-scheduler's
+/// `isPVCFullyBound`), as in a dump of a real cluster.
+const BIND_COMPLETED: &str = "pv.kubernetes.io/bind-completed";
+
 /// A StatefulSet's replicas whose claims are bound to zonal volumes: `sift
 /// filter` and `sift simulate` put each in its volume's zone (VolumeZone),
 /// leave a claim of a WaitForFirstConsumer class to go anywhere, and reject
@@ -562,7 +567,8 @@ fn claims_bound_to_zonal_volumes_place_their_pods_in_the_volumes_zones() {
                          "labels": {"topology.kubernetes.io/zone": format!("zone-{zone}")}},
             "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}}));
         items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": format!("data-db-{i}"), "namespace": "default"},
+            "metadata": {"name": format!("data-db-{i}"), "namespace": "default",
+                         "annotations": {BIND_COMPLETED: "yes"}},
             "spec": {"volumeName": format!("pv-{i}"), "storageClassName": "wait"}}));
         items.push(with_claim(&format!("db-{i}"), &format!("data-db-{i}")));
     }
@@ -580,7 +586,11 @@ fn claims_bound_to_zonal_volumes_place_their_pods_in_the_volumes_zones() {
     }
     assert!(by(&got, "uses-scratch")["node"].is_string(), "{got:?}");
     for (pod, reason) in [
-        ("uses-pending", "PersistentVolume had no name"),
+        // VolumeBinding's PreFilter comes before VolumeZone's.
+        (
+            "uses-pending",
+            "pod has unbound immediate PersistentVolumeClaims",
+        ),
         ("orphan", "persistentvolumeclaim \"missing\" not found"),
     ] {
         let p = by(&got, pod);
@@ -633,7 +643,8 @@ fn thousands_of_claims_reach_the_component_in_batches() {
             "metadata": {"name": format!("pv-{i:04}"), "labels": {"topology.kubernetes.io/zone": zone}},
             "spec": {}}));
         items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-            "metadata": {"name": format!("data-{i:04}"), "namespace": "default"},
+            "metadata": {"name": format!("data-{i:04}"), "namespace": "default",
+                         "annotations": {BIND_COMPLETED: "yes"}},
             "spec": {"volumeName": format!("pv-{i:04}")}}));
     }
     let cluster = dir.join("cluster.json");

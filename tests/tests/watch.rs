@@ -404,7 +404,8 @@ fn claims_and_volumes_come_through_the_watch_for_volume_zone() {
         });
     }
     api.add(json!({"kind": "PersistentVolumeClaim", "apiVersion": "v1",
-        "metadata": {"name": "data", "namespace": "shop"},
+        "metadata": {"name": "data", "namespace": "shop",
+                     "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
         "spec": {"volumeName": "pv-1", "accessModes": ["ReadWriteOnce"]}}));
     api.add(json!({"kind": "PersistentVolume", "apiVersion": "v1",
         "metadata": {"name": "pv-1", "labels": {"topology.kubernetes.io/zone": "zone-b"}},
