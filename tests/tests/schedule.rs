@@ -9,7 +9,7 @@
 //! measures speed).
 
 use serde_json::{Value, json};
-use sift_tests::apiserver::FakeApiServer;
+use sift_tests::apiserver::{FakeApiServer, Resource};
 use sift_tests::{plugins_dir, sift_bin, temp_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -691,33 +691,97 @@ fn a_plugin_swapped_mid_run_decides_the_next_pods_and_no_pod_is_skipped() {
     assert!(binds.values().all(|n| *n == 1));
 }
 
+/// Pods with claims: one whose claim is bound goes where its volume is
+/// (VolumeBinding reads the volume's node affinity; nothing is written
+/// before the bind, as upstream's PreBind writes nothing for it); one whose
+/// claim is missing gets upstream's reason; one whose claim waits for its
+/// first consumer is held back, since sift does not write VolumeBinding's
+/// PreBind yet. Gated pods and other schedulers' pods are not bound.
 #[test]
 fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
     let dir = temp_dir("schedule-skip");
     let api = FakeApiServer::start();
     api.add(node("n1", "4"));
-    let mut claim = pod("claim", "100m", 0, Some("sift"));
-    claim["spec"]["volumes"] =
-        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]);
-    api.add(claim);
+    let mut n2 = node("n2", "4");
+    n2["metadata"]["labels"] = json!({"topology.kubernetes.io/zone": "b"});
+    api.add(n2);
+    api.add(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "wait"}, "provisioner": "csi.example.com",
+        "volumeBindingMode": "WaitForFirstConsumer"}),
+    );
+    api.add(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "pv-b"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "storageClassName": "wait",
+                 "claimRef": {"namespace": "default", "name": "data-db"},
+                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}}},
+        "status": {"phase": "Bound"}}));
+    api.add(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data-db", "namespace": "default",
+                     "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
+        "spec": {"volumeName": "pv-b", "storageClassName": "wait",
+                 "resources": {"requests": {"storage": "1Gi"}}},
+        "status": {"phase": "Bound"}}));
+    api.add(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data-later", "namespace": "default"},
+        "spec": {"storageClassName": "wait", "resources": {"requests": {"storage": "1Gi"}}},
+        "status": {"phase": "Pending"}}));
+    for (name, claim) in [
+        ("db", "data-db"),
+        ("claim", "data"),
+        ("later", "data-later"),
+    ] {
+        let mut p = pod(name, "100m", 0, Some("sift"));
+        p["spec"]["volumes"] =
+            json!([{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]);
+        api.add(p);
+    }
     let mut gated = pod("gated", "100m", 0, Some("sift"));
     gated["spec"]["schedulingGates"] = json!([{"name": "example.com/wait"}]);
     api.add(gated);
     api.add(pod("theirs", "100m", 0, Some("default-scheduler")));
     let (plugins, config) = setup(&dir);
     let s = Sift::single(&api, &dir, &plugins, &config);
-    wait_for("the claim's condition", &[&s], || {
-        condition(&api, "claim", "PodScheduled").is_some()
+    wait_for("the claims' conditions", &[&s], || {
+        ["db", "claim", "later"]
+            .iter()
+            .all(|p| condition(&api, p, "PodScheduled").is_some())
     });
-    let c = condition(&api, "claim", "PodScheduled").unwrap();
-    assert_eq!(c["reason"], "Unschedulable");
-    assert!(
-        c["message"]
-            .as_str()
-            .unwrap()
-            .contains("PersistentVolumeClaims"),
-        "{c}"
-    );
+    assert_eq!(placements(&api).get("db").map(String::as_str), Some("n2"));
+    for (name, message) in [
+        (
+            "claim",
+            "0/2 nodes are available: persistentvolumeclaim \"data\" not found. \
+             preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+        ),
+        (
+            "later",
+            "0/2 nodes are available: 2 pod has unbound PersistentVolumeClaims of a \
+             WaitForFirstConsumer class, which sift cannot bind yet (VolumeBinding's PreBind \
+             writes are not implemented): data-later. preemption: 0/2 nodes are available: 2 \
+             Preemption is not helpful for scheduling.",
+        ),
+    ] {
+        let c = condition(&api, name, "PodScheduled").unwrap();
+        assert_eq!(c["reason"], "Unschedulable", "{name}: {c}");
+        assert_eq!(c["message"], message, "{name}: {c}");
+    }
+    // Nothing was written to the claims or the volumes.
+    let writes: Vec<String> = api
+        .requests()
+        .iter()
+        .filter(|q| {
+            q.method != "GET"
+                && matches!(
+                    q.resource,
+                    Some(Resource::PersistentVolumeClaims | Resource::PersistentVolumes)
+                )
+        })
+        .map(|q| q.to_string())
+        .collect();
+    assert!(writes.is_empty(), "{writes:?}");
     // The gate removed: the pod is scheduled.
     api.update("Pod", "default", "gated", |p| {
         p["spec"]["schedulingGates"] = json!([]);

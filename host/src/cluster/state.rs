@@ -340,6 +340,11 @@ impl ClusterState {
         edit(Arc::make_mut(&mut self.workloads));
     }
 
+    /// The claims, volumes, classes and CSI objects kept.
+    pub fn api_objects(&self) -> &ApiObjects {
+        &self.api_objects
+    }
+
     /// Changes the objects plugins read whole (copied on write).
     pub fn edit_api_objects<R>(&mut self, edit: impl FnOnce(&mut ApiObjects) -> R) -> R {
         edit(Arc::make_mut(&mut self.api_objects))

@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod queue;
 pub mod run;
 pub mod scheduler;
+pub mod volumes;
 pub mod writer;
 
 pub use run::{LiveMode, Options, Plugins, run};

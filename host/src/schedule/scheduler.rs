@@ -22,6 +22,7 @@
 use super::input::{BindOutcome, Input};
 use super::metrics::Metrics;
 use super::queue::{Failure, Queue, QueuedPod};
+use super::volumes::awaiting_volume_binding;
 use super::writer::{Unschedulable, Writer};
 use crate::cluster::ClusterState;
 use crate::engine::schedule::{Attempt, Scheduler};
@@ -393,7 +394,9 @@ impl Loop {
         let started = Instant::now();
         let key = entry.key.key().to_string();
         let object = entry.pod.clone();
-        if let Some(why) = unsupported_volume(&object, self.cache.node_count()) {
+        if let Some(why) =
+            awaiting_volume_binding(&object, self.cache.api_objects(), self.cache.node_count())
+        {
             self.fail(entry, "Unschedulable", why, started);
             return;
         }
@@ -544,30 +547,4 @@ impl Loop {
 fn started(pod: &k8s::Pod) -> Option<u64> {
     let t = pod.status.as_ref()?.start_time.as_ref()?;
     u64::try_from(t.0.as_second()).ok()
-}
-
-/// Why sift cannot place this pod yet: it claims a PersistentVolumeClaim.
-/// VolumeBinding filters such pods, but sift does not write its PreBind
-/// (the claim's selected node, the volume's claimRef) yet: binding the pod
-/// without them would leave an unbound claim of a WaitForFirstConsumer
-/// class unprovisioned, stranding the pod.
-fn unsupported_volume(pod: &k8s::Pod, nodes: usize) -> Option<String> {
-    let claims: Vec<&str> = pod
-        .spec
-        .as_ref()?
-        .volumes
-        .as_ref()?
-        .iter()
-        .filter_map(|v| v.persistent_volume_claim.as_ref())
-        .map(|c| c.claim_name.as_str())
-        .collect();
-    if claims.is_empty() {
-        return None;
-    }
-    Some(format!(
-        "0/{nodes} nodes are available: {nodes} pod has PersistentVolumeClaims, which sift \
-         cannot bind yet (VolumeBinding's PreBind writes are not implemented): {}. preemption: 0/{nodes} nodes are \
-         available: {nodes} Preemption is not helpful for scheduling.",
-        claims.join(", ")
-    ))
 }
