@@ -2,6 +2,7 @@
 //! several configurations over one workload.
 
 use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::process::{Command, Output};
 
 fn sift(args: &[&str]) -> Output {
@@ -661,5 +662,224 @@ fn thousands_of_claims_reach_the_component_in_batches() {
         std::fs::write(&pod_file, p.to_string()).unwrap();
         let v = filter_json(&cluster, &pod_file);
         assert_eq!(v[0]["feasibleNodes"], json!([want]), "{claim}: {v}");
+    }
+}
+
+/// A stateful cluster as a dump shows it: zonal CSI volumes bound to a
+/// StatefulSet's claims, CSINodes with attach limits, a WaitForFirstConsumer
+/// class that can provision in two zones of three, a volume pre-bound to
+/// one claim on one node. `sift filter` gives each node the verdict of the
+/// volume filter upstream's rules name, and `sift simulate` places every
+/// pod within its volumes' topology and every node's attach limit.
+#[test]
+fn a_stateful_cluster_places_pods_by_their_volumes_and_attach_limits() {
+    let dir = sift_tests::temp_dir("simulate-stateful");
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    const DRIVER: &str = "csi.example.com";
+    let mut items = Vec::new();
+    // Two nodes per zone; n-a-1 attaches one volume of the driver, the
+    // others two.
+    let names = ["n-a-1", "n-a-2", "n-b-1", "n-b-2", "n-c-1", "n-c-2"];
+    for name in names {
+        let mut n = node(name, "4");
+        n["metadata"]["labels"] = json!({ZONE: format!("zone-{}", &name[2..3]),
+            "kubernetes.io/hostname": name});
+        items.push(n);
+        let limit = if name == "n-a-1" { 1 } else { 2 };
+        items.push(json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {"drivers": [{"name": DRIVER, "nodeID": name,
+                                  "allocatable": {"count": limit}}]}}));
+    }
+    items.push(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "zonal"}, "provisioner": DRIVER,
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowedTopologies": [{"matchLabelExpressions": [
+            {"key": ZONE, "values": ["zone-a", "zone-b"]}]}]}),
+    );
+    items.push(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "standard"}, "provisioner": DRIVER,
+        "volumeBindingMode": "Immediate"}),
+    );
+    // A bound claim and its CSI volume, reachable from `zone` only.
+    let mut bound_claim = |claim: &str, zone: &str| {
+        let pv = format!("pv-{claim}");
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+            "metadata": {"name": pv},
+            "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "storageClassName": "zonal",
+                     "csi": {"driver": DRIVER, "volumeHandle": format!("h-{claim}")},
+                     "claimRef": {"namespace": "default", "name": claim},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": ZONE, "operator": "In", "values": [zone]}]}]}}},
+            "status": {"phase": "Bound"}}));
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": "default",
+                         "annotations": {BIND_COMPLETED: "yes"}},
+            "spec": {"volumeName": pv, "storageClassName": "zonal",
+                     "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "10Gi"}}},
+            "status": {"phase": "Bound"}}));
+    };
+    // db-i's volume is in zone (b, c, a)[i]; n-b-1 already attaches two.
+    for (i, zone) in ["zone-b", "zone-c", "zone-a"].iter().enumerate() {
+        bound_claim(&format!("data-db-{i}"), zone);
+    }
+    bound_claim("full-1", "zone-b");
+    bound_claim("full-2", "zone-b");
+    let unbound_claim = |claim: &str, class: &str| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Pending"}})
+    };
+    // logs' claim: a static volume pre-bound to it on n-c-2, or one
+    // provisioned in zone a or b.
+    items.push(unbound_claim("logs", "zonal"));
+    items.push(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "pv-logs"},
+        "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "storageClassName": "zonal",
+                 "local": {"path": "/mnt/disks/logs"},
+                 "claimRef": {"namespace": "default", "name": "logs"},
+                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": "kubernetes.io/hostname", "operator": "In", "values": ["n-c-2"]}]}]}}},
+        "status": {"phase": "Available"}}));
+    items.push(unbound_claim("cache", "zonal"));
+    items.push(unbound_claim("queue", "standard"));
+    let with_claims = |name: &str, claims: &[&str]| {
+        let mut p = pod(name, "100m", 0);
+        let volumes: Vec<Value> = claims
+            .iter()
+            .map(|c| json!({"name": c, "persistentVolumeClaim": {"claimName": c}}))
+            .collect();
+        p["spec"]["volumes"] = json!(volumes);
+        p
+    };
+    let mut holder = with_claims("holder", &["full-1", "full-2"]);
+    holder["spec"]["nodeName"] = json!("n-b-1");
+    items.push(holder);
+    let pending = [
+        ("db-0", vec!["data-db-0"]),
+        ("db-1", vec!["data-db-1"]),
+        ("db-2", vec!["data-db-2"]),
+        ("logs", vec!["logs"]),
+        ("cache", vec!["cache"]),
+        ("queue", vec!["queue"]),
+    ];
+    for (name, claims) in &pending {
+        items.push(with_claims(name, claims));
+    }
+    let cluster = dir.join("cluster.json");
+    std::fs::write(
+        &cluster,
+        json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    )
+    .unwrap();
+
+    // `sift filter`: each pod against the dump as it is.
+    const LIMIT: (&str, &str) = ("NodeVolumeLimits", "node(s) exceed max volume count");
+    const AFFINITY: (&str, &str) = ("VolumeBinding", "node(s) had volume node affinity conflict");
+    const NO_VOLUME: (&str, &str) = (
+        "VolumeBinding",
+        "node(s) didn't find available persistent volumes to bind",
+    );
+    let verdicts = |name: &str| -> BTreeMap<String, Option<(String, String)>> {
+        let pod_file = dir.join(format!("{name}.json"));
+        let p = items
+            .iter()
+            .find(|o| o["kind"] == "Pod" && o["metadata"]["name"] == name)
+            .unwrap();
+        std::fs::write(&pod_file, p.to_string()).unwrap();
+        let v = filter_json(&cluster, &pod_file);
+        names
+            .iter()
+            .map(|n| {
+                let s = &v[0]["statuses"][n];
+                let verdict = (!s.is_null()).then(|| {
+                    let plugin = s["plugin"].as_str().unwrap_or_default().to_string();
+                    (
+                        plugin,
+                        s["reasons"][0].as_str().unwrap_or_default().to_string(),
+                    )
+                });
+                (n.to_string(), verdict)
+            })
+            .collect()
+    };
+    let expect =
+        |rows: &[(&str, Option<(&str, &str)>)]| -> BTreeMap<String, Option<(String, String)>> {
+            rows.iter()
+                .map(|(n, v)| {
+                    (
+                        n.to_string(),
+                        v.map(|(p, r)| (p.to_string(), r.to_string())),
+                    )
+                })
+                .collect()
+        };
+    // db-0's volume is in zone b, where n-b-1 attaches two already.
+    assert_eq!(
+        verdicts("db-0"),
+        expect(&[
+            ("n-a-1", Some(AFFINITY)),
+            ("n-a-2", Some(AFFINITY)),
+            ("n-b-1", Some(LIMIT)),
+            ("n-b-2", None),
+            ("n-c-1", Some(AFFINITY)),
+            ("n-c-2", Some(AFFINITY)),
+        ])
+    );
+    // logs: provisioned in zone a or b, its pre-bound volume on n-c-2,
+    // neither on n-c-1; n-b-1 counts the claim to provision too.
+    assert_eq!(
+        verdicts("logs"),
+        expect(&[
+            ("n-a-1", None),
+            ("n-a-2", None),
+            ("n-b-1", Some(LIMIT)),
+            ("n-b-2", None),
+            ("n-c-1", Some(NO_VOLUME)),
+            ("n-c-2", None),
+        ])
+    );
+
+    // `sift simulate`: everything placed within topology and limits.
+    let got = simulate_cluster(&dir, items.clone(), &["--no-retry"]);
+    let zone_of = |pod: &str| {
+        by(&got, pod)["node"]
+            .as_str()
+            .map(|n| format!("zone-{}", &n[2..3]))
+            .unwrap_or_else(|| panic!("{pod} not placed: {got:?}"))
+    };
+    assert_eq!(by(&got, "db-0")["node"], "n-b-2", "{got:?}");
+    assert_eq!(zone_of("db-1"), "zone-c");
+    assert_eq!(zone_of("db-2"), "zone-a");
+    assert!(
+        ["zone-a", "zone-b"].contains(&zone_of("cache").as_str()),
+        "{got:?}"
+    );
+    let logs = by(&got, "logs")["node"].as_str().unwrap().to_string();
+    assert!(logs != "n-c-1" && logs != "n-b-1", "{got:?}");
+    let queue = by(&got, "queue");
+    assert!(queue["node"].is_null(), "{queue}");
+    assert_eq!(
+        queue["message"],
+        "0/6 nodes are available: pod has unbound immediate PersistentVolumeClaims. \
+         preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.",
+    );
+    // No node attaches more of the driver's volumes than its CSINode allows.
+    let mut attached: BTreeMap<String, usize> = BTreeMap::from([("n-b-1".to_string(), 2)]);
+    for (name, claims) in &pending {
+        if let Some(n) = by(&got, name)["node"].as_str() {
+            *attached.entry(n.to_string()).or_default() += claims.len();
+        }
+    }
+    for (n, count) in &attached {
+        let limit = if n == "n-a-1" { 1 } else { 2 };
+        assert!(*count <= limit, "{n} attaches {count}: {got:?}");
     }
 }
