@@ -160,6 +160,10 @@ pub const API_OBJECT_KINDS: &[(&str, bool)] = &[
     ("CSIDriver", false),
     ("CSIStorageCapacity", true),
     ("VolumeAttachment", false),
+    ("ResourceSlice", false),
+    ("DeviceClass", false),
+    ("ResourceClaim", true),
+    ("ResourceClaimTemplate", true),
 ];
 
 /// An object a plugin reads whole (contract 0.6's `sync-objects`): typed
@@ -226,6 +230,7 @@ fn api_typed<'de, D: serde::Deserializer<'de>>(
     kind: &str,
     de: D,
 ) -> Result<Value, serde_path_to_error::Error<D::Error>> {
+    use k8s_openapi::api::resource::v1 as resource;
     use k8s_openapi::api::storage::v1 as storage;
     fn printed<'de, T: Deserialize<'de> + serde::Serialize, D: serde::Deserializer<'de>>(
         de: D,
@@ -241,7 +246,11 @@ fn api_typed<'de, D: serde::Deserializer<'de>>(
         "CSINode" => printed::<storage::CSINode, D>(de),
         "CSIDriver" => printed::<storage::CSIDriver, D>(de),
         "CSIStorageCapacity" => printed::<storage::CSIStorageCapacity, D>(de),
-        _ => printed::<storage::VolumeAttachment, D>(de),
+        "VolumeAttachment" => printed::<storage::VolumeAttachment, D>(de),
+        "ResourceSlice" => printed::<resource::ResourceSlice, D>(de),
+        "DeviceClass" => printed::<resource::DeviceClass, D>(de),
+        "ResourceClaim" => printed::<resource::ResourceClaim, D>(de),
+        _ => printed::<resource::ResourceClaimTemplate, D>(de),
     }
 }
 
