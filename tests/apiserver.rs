@@ -134,13 +134,19 @@ pub enum Resource {
     CsiDrivers,
     CsiStorageCapacities,
     VolumeAttachments,
+    /// What DynamicResources reads: `resource.k8s.io/v1` claims
+    /// (namespaced, with a `/status` subresource), slices and device
+    /// classes (cluster-scoped).
+    ResourceClaims,
+    ResourceSlices,
+    DeviceClasses,
 }
 
 impl Resource {
     /// The kinds `sift serve --kubeconfig` lists and watches (the live
     /// scheduler watches them too): [`FakeApiServer::wait_watching`] waits
     /// for a watch of each.
-    pub const ALL: [Resource; 14] = [
+    pub const ALL: [Resource; 17] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Namespaces,
@@ -155,11 +161,14 @@ impl Resource {
         Resource::CsiDrivers,
         Resource::CsiStorageCapacities,
         Resource::VolumeAttachments,
+        Resource::ResourceClaims,
+        Resource::ResourceSlices,
+        Resource::DeviceClasses,
     ];
 
     /// Every resource the fake serves. Where two share a kind or a plural
     /// (the Events), [`Resource::parse`] finds the first.
-    pub const EVERY: [Resource; 21] = [
+    pub const EVERY: [Resource; 24] = [
         Resource::Nodes,
         Resource::Pods,
         Resource::Namespaces,
@@ -181,6 +190,9 @@ impl Resource {
         Resource::CsiDrivers,
         Resource::CsiStorageCapacities,
         Resource::VolumeAttachments,
+        Resource::ResourceClaims,
+        Resource::ResourceSlices,
+        Resource::DeviceClasses,
     ];
 
     /// The URL path segment: "nodes".
@@ -206,6 +218,9 @@ impl Resource {
             Resource::CsiDrivers => "csidrivers",
             Resource::CsiStorageCapacities => "csistoragecapacities",
             Resource::VolumeAttachments => "volumeattachments",
+            Resource::ResourceClaims => "resourceclaims",
+            Resource::ResourceSlices => "resourceslices",
+            Resource::DeviceClasses => "deviceclasses",
         }
     }
 
@@ -232,6 +247,9 @@ impl Resource {
             Resource::CsiDrivers => "CSIDriver",
             Resource::CsiStorageCapacities => "CSIStorageCapacity",
             Resource::VolumeAttachments => "VolumeAttachment",
+            Resource::ResourceClaims => "ResourceClaim",
+            Resource::ResourceSlices => "ResourceSlice",
+            Resource::DeviceClasses => "DeviceClass",
         }
     }
 
@@ -251,6 +269,9 @@ impl Resource {
             | Resource::CsiDrivers
             | Resource::CsiStorageCapacities
             | Resource::VolumeAttachments => "storage.k8s.io",
+            Resource::ResourceClaims | Resource::ResourceSlices | Resource::DeviceClasses => {
+                "resource.k8s.io"
+            }
             Resource::ReplicaSets | Resource::StatefulSets => "apps",
             Resource::PodDisruptionBudgets => "policy",
             Resource::PriorityClasses => "scheduling.k8s.io",
@@ -302,6 +323,8 @@ impl Resource {
                 | Resource::CsiNodes
                 | Resource::CsiDrivers
                 | Resource::VolumeAttachments
+                | Resource::ResourceSlices
+                | Resource::DeviceClasses
         )
     }
 
@@ -316,6 +339,7 @@ impl Resource {
                 | Resource::Namespaces
                 | Resource::PodDisruptionBudgets
                 | Resource::Queues
+                | Resource::ResourceClaims
         )
     }
 

@@ -532,7 +532,8 @@ fn cluster_role_grants_what_sift_watches_and_no_more() {
             wanted.insert((String::new(), resource.to_string(), verb.to_string()));
         }
     }
-    // The default spread's selectors, and the volume filters' objects.
+    // The default spread's selectors, the volume filters' objects and
+    // DynamicResources'.
     for (group, resource) in [
         ("", "services"),
         ("", "replicationcontrollers"),
@@ -545,6 +546,9 @@ fn cluster_role_grants_what_sift_watches_and_no_more() {
         ("storage.k8s.io", "csidrivers"),
         ("storage.k8s.io", "csistoragecapacities"),
         ("storage.k8s.io", "volumeattachments"),
+        ("resource.k8s.io", "resourceclaims"),
+        ("resource.k8s.io", "resourceslices"),
+        ("resource.k8s.io", "deviceclasses"),
     ] {
         for verb in ["list", "watch"] {
             wanted.insert((group.to_string(), resource.to_string(), verb.to_string()));

@@ -1070,6 +1070,10 @@ fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
     ] {
         want("storage.k8s.io", resource, &["list", "watch"]);
     }
+    // DynamicResources' claims, slices and classes.
+    for resource in ["resourceclaims", "resourceslices", "deviceclasses"] {
+        want("resource.k8s.io", resource, &["list", "watch"]);
+    }
     want("", "pods/binding", &["create"]);
     // PodScheduled, nominatedNodeName; DisruptionTarget on victims.
     want("", "pods/status", &["patch"]);

@@ -156,6 +156,7 @@ pub fn run(
         [informer::Kind::PodDisruptionBudget].as_slice(),
         &informer::Kind::WORKLOADS,
         &informer::Kind::VOLUMES,
+        &informer::Kind::DRA,
     ]
     .concat();
     let extra: &[informer::Kind] = match options.mode {

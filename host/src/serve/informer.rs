@@ -1,7 +1,8 @@
 //! `sift serve --kubeconfig` / `--in-cluster` and the live scheduler:
 //! list+watch Nodes, Pods, Namespaces and what the plugins read besides
-//! (the default spread's controllers, the volume filters' claims, volumes,
-//! classes and CSINodes) from the API server into the same cluster state
+//! (the default spread's controllers; the volume filters' claims, volumes,
+//! classes, CSINodes, CSIDrivers, capacities and attachments;
+//! DynamicResources' claims, slices and device classes) from the API server into the same cluster state
 //! as `--cluster` files and `/cluster` events.
 //!
 //! kube-rs's runtime `watcher` does what client-go's reflector does (paged
@@ -43,6 +44,7 @@ use k8s_openapi::api::apps::v1 as apps;
 use k8s_openapi::api::core::v1 as k8s;
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::api::resource::v1 as resource;
 use k8s_openapi::api::storage::v1 as storage;
 use kube::runtime::utils::Backoff;
 use kube::runtime::watcher::Config as WatchConfig;
@@ -124,6 +126,11 @@ pub enum Kind {
     CsiDriver,
     CsiStorageCapacity,
     VolumeAttachment,
+    /// What DynamicResources reads (it never reads ResourceClaimTemplates:
+    /// the resourceclaim controller makes claims of them).
+    ResourceClaim,
+    ResourceSlice,
+    DeviceClass,
     /// What Volcano's batch mode reads besides those.
     PriorityClass,
     PodGroup,
@@ -131,7 +138,7 @@ pub enum Kind {
 }
 
 impl Kind {
-    const EVERY: [Kind; 18] = [
+    const EVERY: [Kind; 21] = [
         Kind::Node,
         Kind::Pod,
         Kind::Namespace,
@@ -147,6 +154,9 @@ impl Kind {
         Kind::CsiDriver,
         Kind::CsiStorageCapacity,
         Kind::VolumeAttachment,
+        Kind::ResourceClaim,
+        Kind::ResourceSlice,
+        Kind::DeviceClass,
         Kind::PriorityClass,
         Kind::PodGroup,
         Kind::Queue,
@@ -170,6 +180,8 @@ impl Kind {
         Kind::CsiStorageCapacity,
         Kind::VolumeAttachment,
     ];
+    /// What the live scheduler reads for DynamicResources.
+    pub const DRA: [Kind; 3] = [Kind::ResourceClaim, Kind::ResourceSlice, Kind::DeviceClass];
     /// What batch mode reads too.
     pub const BATCH: [Kind; 3] = [Kind::PriorityClass, Kind::PodGroup, Kind::Queue];
 
@@ -190,6 +202,9 @@ impl Kind {
             Kind::CsiDriver => "CSIDriver",
             Kind::CsiStorageCapacity => "CSIStorageCapacity",
             Kind::VolumeAttachment => "VolumeAttachment",
+            Kind::ResourceClaim => "ResourceClaim",
+            Kind::ResourceSlice => "ResourceSlice",
+            Kind::DeviceClass => "DeviceClass",
             Kind::PriorityClass => "PriorityClass",
             Kind::PodGroup => "PodGroup",
             Kind::Queue => "Queue",
@@ -214,6 +229,9 @@ impl Kind {
             Kind::CsiDriver => "csidrivers",
             Kind::CsiStorageCapacity => "csistoragecapacities",
             Kind::VolumeAttachment => "volumeattachments",
+            Kind::ResourceClaim => "resourceclaims",
+            Kind::ResourceSlice => "resourceslices",
+            Kind::DeviceClass => "deviceclasses",
             Kind::PriorityClass => "priorityclasses",
             Kind::PodGroup => "podgroups",
             Kind::Queue => "queues",
@@ -553,7 +571,7 @@ async fn client_config(source: &Source, options: WatchOptions) -> Result<(kube::
 /// Connects and starts the extender's watches on the current tokio
 /// runtime: the core kinds (nodes, pods, namespaces), the Services and
 /// controllers the default spread reads, and the objects the volume
-/// filters read. Only configuration errors fail here; an API server that
+/// filters and DynamicResources read. Only configuration errors fail here; an API server that
 /// cannot be reached is retried with backoff, and shows in `/readyz` and
 /// `/status`.
 pub async fn start(
@@ -562,7 +580,7 @@ pub async fn start(
     sink: Arc<dyn Sink>,
     metrics: Arc<Metrics>,
 ) -> Result<Arc<Informer>> {
-    let extra = [Kind::WORKLOADS.as_slice(), &Kind::VOLUMES].concat();
+    let extra = [Kind::WORKLOADS.as_slice(), &Kind::VOLUMES, &Kind::DRA].concat();
     start_watching(source, options, sink, metrics, &extra).await
 }
 
@@ -646,6 +664,9 @@ pub async fn start_watching(
             Kind::CsiDriver => spawn!(storage::CSIDriver, config),
             Kind::CsiStorageCapacity => spawn!(storage::CSIStorageCapacity, config),
             Kind::VolumeAttachment => spawn!(storage::VolumeAttachment, config),
+            Kind::ResourceClaim => spawn!(resource::ResourceClaim, config),
+            Kind::ResourceSlice => spawn!(resource::ResourceSlice, config),
+            Kind::DeviceClass => spawn!(resource::DeviceClass, config),
             Kind::PriorityClass => spawn!(PriorityClass, config),
             Kind::PodGroup => spawn!(PodGroup, config),
             Kind::Queue => spawn!(Queue, config),
@@ -773,6 +794,9 @@ watched_api_object!(storage::CSINode, "CSINode", namespaced: false);
 watched_api_object!(storage::CSIDriver, "CSIDriver", namespaced: false);
 watched_api_object!(storage::CSIStorageCapacity, "CSIStorageCapacity", namespaced: true);
 watched_api_object!(storage::VolumeAttachment, "VolumeAttachment", namespaced: false);
+watched_api_object!(resource::ResourceClaim, "ResourceClaim", namespaced: true);
+watched_api_object!(resource::ResourceSlice, "ResourceSlice", namespaced: false);
+watched_api_object!(resource::DeviceClass, "DeviceClass", namespaced: false);
 
 impl Watched for PriorityClass {
     fn key(&self) -> String {
