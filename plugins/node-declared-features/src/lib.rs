@@ -189,6 +189,7 @@ export_plugin!(NodeDeclaredFeatures);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sift_sdk::Code;
 
     fn names(v: &[&str]) -> Vec<String> {
         v.iter().map(|s| s.to_string()).collect()
@@ -245,5 +246,37 @@ mod tests {
         assert_eq!(spec(r#"{"spec":{"hostNetwork":true,"hostUsers":true}}"#), 0);
         assert_eq!(spec(r#"{"spec":{"hostUsers":false}}"#), 0);
         assert_eq!(spec(r#"{}"#), 0);
+    }
+
+    #[test]
+    fn prepare_skips_or_proceeds_and_filter_reads_the_node_object() {
+        let plugin = NodeDeclaredFeatures;
+        let cluster = sift_sdk::ClusterTables::default();
+        let pod = |spec: &str| Pod {
+            object: Some(format!(r#"{{"spec":{spec}}}"#).into()),
+            ..Pod::default()
+        };
+        let node = |status: &str| Node {
+            object: Some(format!(r#"{{"metadata":{{"name":"n"}}{status}}}"#).into()),
+            ..Node::default()
+        };
+        assert!(matches!(
+            plugin.prepare(&pod("{}"), &cluster),
+            Prepare::Skip
+        ));
+        let userns = pod(r#"{"hostNetwork":true,"hostUsers":false}"#);
+        let Prepare::Proceed(needed) = plugin.prepare(&userns, &cluster) else {
+            panic!("a user-namespace pod on the host network needs a feature");
+        };
+        let declaring =
+            node(r#","status":{"declaredFeatures":["UserNamespacesHostNetworkSupport"]}"#);
+        assert!(plugin.filter(&userns, &needed, &declaring).is_success());
+        let rejected = plugin.filter(&userns, &needed, &node(""));
+        assert_eq!(rejected.code, Code::UnschedulableAndUnresolvable);
+        assert_eq!(rejected.reasons(), [ERR_REASON]);
+        let no_object = plugin.filter(&userns, &needed, &Node::default());
+        assert_eq!(no_object.code, Code::Error);
+        let no_pod = plugin.prepare(&Pod::default(), &cluster);
+        assert!(matches!(no_pod, Prepare::Reject(s) if s.code == Code::Error));
     }
 }
