@@ -420,7 +420,10 @@ fn run_simulation_case(
         let Some((first, _)) = pending.pods.first() else {
             bail!("expect.scores: the workload has no pod to score");
         };
-        let pod = kube::pod(first).context("workload[0]")?;
+        let mut pod = kube::pod(first).context("workload[0]")?;
+        if scheduler.engine().full_objects().pod {
+            pod.object = Some(kube::object_json(first));
+        }
         let snapshot = cluster.snapshot();
         let (feasible, scores) = scheduler
             .score_feasible(&snapshot, pod)

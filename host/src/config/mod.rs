@@ -45,8 +45,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 /// kube-scheduler's default filter plugins, in its default order.
-/// (DynamicResources and NodeDeclaredFeatures are not ported yet.)
-pub const DEFAULT_FILTERS: [&str; 12] = [
+/// (DynamicResources, which runs between InterPodAffinity and
+/// NodeDeclaredFeatures, is not ported yet.)
+pub const DEFAULT_FILTERS: [&str; 13] = [
     "NodeUnschedulable",
     "NodeName",
     "TaintToleration",
@@ -59,6 +60,7 @@ pub const DEFAULT_FILTERS: [&str; 12] = [
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "NodeDeclaredFeatures",
 ];
 
 /// Serialized ([`Config::to_yaml`]) it leaves out what is unset or at its
