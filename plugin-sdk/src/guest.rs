@@ -1,4 +1,4 @@
-//! The component side of the contract (0.6): bindings, the node table
+//! The component side of the contract (0.7): bindings, the node table
 //! and cluster view the host syncs into the instance, and conversion from
 //! the wire types to the SDK's model. Plugin authors never touch this
 //! module.
@@ -18,7 +18,7 @@ use std::sync::Arc;
 #[doc(hidden)]
 pub mod bindings {
     wit_bindgen::generate!({
-        path: "../wit/0.6.0",
+        path: "../wit/0.7.0",
         world: "plugin",
         pub_export_macro: true,
         export_macro_name: "__export_guest",
@@ -58,6 +58,10 @@ pub fn describe<P: Plugin>() -> wit::PluginInfo {
         (NodeFields::OBJECT, wit::NodeFields::OBJECT),
         (NodeFields::IMAGES, wit::NodeFields::IMAGES),
         (NodeFields::VOLUMES, wit::NodeFields::VOLUMES),
+        (
+            NodeFields::DECLARED_FEATURES,
+            wit::NodeFields::DECLARED_FEATURES,
+        ),
     ] {
         if f.contains(ours) {
             flags = flags | theirs;
@@ -422,7 +426,7 @@ impl<P: Plugin> State<P> {
         Ok(scores)
     }
 
-    pub fn reserve(&self, wire: wit::Pod, slot: u32) -> Result<Vec<wit::Label>, wit::Status> {
+    pub fn reserve(&self, wire: wit::Pod, slot: u32) -> Result<wit::Reservation, wit::Status> {
         let Some(plugin) = &self.plugin else {
             return Err(status_to_wire(Status::error("plugin not initialised")));
         };
@@ -431,15 +435,22 @@ impl<P: Plugin> State<P> {
                 "node slot {slot} was never synced"
             ))));
         };
-        plugin
-            .reserve(&pod(wire), node)
-            .map(|pairs| {
-                pairs
-                    .into_iter()
-                    .map(|(key, value)| wit::Label { key, value })
-                    .collect()
-            })
-            .map_err(status_to_wire)
+        let pod = pod(wire);
+        let annotations = plugin.reserve(&pod, node).map_err(status_to_wire)?;
+        let writes = plugin.pre_bind(&pod, node, self).map_err(status_to_wire)?;
+        Ok(wit::Reservation {
+            annotations: annotations
+                .into_iter()
+                .map(|(key, value)| wit::Label { key, value })
+                .collect(),
+            writes: writes
+                .into_iter()
+                .map(|w| wit::ObjectWrite {
+                    kind: w.kind,
+                    object: w.object.to_string(),
+                })
+                .collect(),
+        })
     }
 }
 
@@ -623,6 +634,7 @@ fn node(mut n: wit::Node, keep: Option<&[&str]>) -> Node {
                 volumes: p.volumes.into_iter().map(volume).collect(),
             })
             .collect(),
+        declared_features: n.declared_features,
         memo: Default::default(),
     }
 }

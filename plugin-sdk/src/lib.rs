@@ -65,9 +65,9 @@ pub use cluster::{
 };
 pub use model::{
     ContainerImage, Found, HostPort, LabelKey, LabelSelector, LabelValue, Labels, Node,
-    NodeCondition, NodeFields, NodeMemo, OwnerReference, Pod, PodAffinityTerm, PodAnnotations,
-    PodVolumes, SelectorRequirement, SelectorTerm, Taint, Toleration, TopologySpreadConstraint,
-    Volume, WeightedPodAffinityTerm, WeightedSelectorTerm,
+    NodeCondition, NodeFields, NodeMemo, ObjectWrite, OwnerReference, Pod, PodAffinityTerm,
+    PodAnnotations, PodVolumes, Reservation, SelectorRequirement, SelectorTerm, Taint, Toleration,
+    TopologySpreadConstraint, Volume, WeightedPodAffinityTerm, WeightedSelectorTerm,
 };
 pub use quantity::Quantity;
 pub use resources::Resources;
@@ -273,6 +273,25 @@ pub trait Plugin: Sized + Send + Sync + 'static {
         Ok(Vec::new())
     }
 
+    /// PreBind's writes, decided at Reserve (contract 0.7 and later): the
+    /// cluster objects to change before `pod` is bound to `node` (a
+    /// claim's selected node, a volume's claim reference, a device
+    /// allocation), each whole as it must be afterwards and of one of
+    /// [`Plugin::OBJECT_KINDS`]. A simulation applies them to its state,
+    /// the live scheduler writes them to the API server; either way they
+    /// come back through `cluster` before the next pod. `cluster` is what
+    /// `prepare` saw, so a plugin can recompute its pod state here. Called
+    /// only with [`ExtensionPoints::RESERVE`]; an error makes the pod
+    /// unschedulable this cycle. None by default.
+    fn pre_bind(
+        &self,
+        _pod: &Pod,
+        _node: &Node,
+        _cluster: &dyn ClusterView,
+    ) -> Result<Vec<ObjectWrite>, Status> {
+        Ok(Vec::new())
+    }
+
     /// kube-scheduler's `AddPod` (PreFilterExtensions): the state for a
     /// filter pass in which `added`, pods nominated to `node`, run there.
     /// `node` already counts their requests, ports and pods; the state is
@@ -434,7 +453,7 @@ macro_rules! export_plugin {
                     pod: $crate::guest::wit::Pod,
                     slot: u32,
                 ) -> ::std::result::Result<
-                    ::std::vec::Vec<$crate::guest::wit::Label>,
+                    $crate::guest::wit::Reservation,
                     $crate::guest::wit::Status,
                 > {
                     SIFT_STATE.with(|s| s.borrow().reserve(pod, slot))

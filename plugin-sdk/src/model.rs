@@ -214,9 +214,33 @@ pub struct Node {
     /// sorted by pod, for plugins whose [`crate::Plugin::NODE_FIELDS`] has
     /// [`NodeFields::VOLUMES`] (contract 0.6 and later).
     pub volumes: Vec<PodVolumes>,
+    /// The features its kubelet declares (`status.declaredFeatures`), as
+    /// written, for plugins whose [`crate::Plugin::NODE_FIELDS`] has
+    /// [`NodeFields::DECLARED_FEATURES`] (contract 0.7 and later).
+    pub declared_features: Vec<String>,
     /// What a plugin derived from this node ([`Node::derived`]); empty in
     /// a clone and after [`Node::add_pod`].
     pub memo: NodeMemo,
+}
+
+/// A cluster object a reserver writes (kube-scheduler's PreBind effects):
+/// the whole object as it must be afterwards. Start from the object
+/// [`crate::ClusterView::object`] gave, keeping its
+/// `metadata.resourceVersion`, so that a write racing another fails
+/// instead of undoing it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectWrite {
+    /// One of the plugin's [`crate::Plugin::OBJECT_KINDS`].
+    pub kind: String,
+    pub object: serde_json::Value,
+}
+
+/// What a reserver decided on the chosen node: [`crate::Plugin::reserve`]'s
+/// annotations and [`crate::Plugin::pre_bind`]'s writes.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Reservation {
+    pub annotations: Vec<(String, String)>,
+    pub writes: Vec<ObjectWrite>,
 }
 
 /// An image a node holds: its names (tags and digests, as the kubelet
@@ -376,6 +400,7 @@ impl std::fmt::Display for NodeFields {
             (Self::OBJECT, "object"),
             (Self::IMAGES, "images"),
             (Self::VOLUMES, "volumes"),
+            (Self::DECLARED_FEATURES, "declared-features"),
         ];
         let mut any = false;
         for (flag, name) in names {
@@ -415,6 +440,9 @@ impl NodeFields {
     /// Contract 0.6 and later: the volumes of the pods bound to the node
     /// ([`Node::volumes`]), read by the volume filters alone.
     pub const VOLUMES: NodeFields = NodeFields(512);
+    /// Contract 0.7 and later: [`Node::declared_features`], read by
+    /// NodeDeclaredFeatures alone.
+    pub const DECLARED_FEATURES: NodeFields = NodeFields(1024);
 
     pub const fn union(self, other: NodeFields) -> NodeFields {
         NodeFields(self.0 | other.0)
@@ -455,6 +483,11 @@ impl NodeFields {
             },
             volumes: if self.contains(Self::VOLUMES) {
                 node.volumes.clone()
+            } else {
+                Vec::new()
+            },
+            declared_features: if self.contains(Self::DECLARED_FEATURES) {
+                node.declared_features.clone()
             } else {
                 Vec::new()
             },

@@ -5,7 +5,7 @@
 
 use crate::{
     Args, ClusterView, ExtensionPoints, Node, NodeFields, NominatedPod, Plugin, Pod, PreScore,
-    Prepare, Status,
+    Prepare, Reservation, Status,
 };
 use std::any::Any;
 
@@ -45,7 +45,13 @@ pub trait DynPlugin: Send + Sync {
         feasible: &[&Node],
         cluster: &dyn ClusterView,
     ) -> Result<Option<Vec<i64>>, Status>;
-    fn reserve(&self, pod: &Pod, node: &Node) -> Result<Vec<(String, String)>, Status>;
+    /// Reserve's annotations and PreBind's writes.
+    fn reserve(
+        &self,
+        pod: &Pod,
+        node: &Node,
+        cluster: &dyn ClusterView,
+    ) -> Result<Reservation, Status>;
 }
 
 struct Erased<P: Plugin>(P);
@@ -121,8 +127,16 @@ impl<P: Plugin> DynPlugin for Erased<P> {
         Ok(Some(scores))
     }
 
-    fn reserve(&self, pod: &Pod, node: &Node) -> Result<Vec<(String, String)>, Status> {
-        self.0.reserve(pod, node)
+    fn reserve(
+        &self,
+        pod: &Pod,
+        node: &Node,
+        cluster: &dyn ClusterView,
+    ) -> Result<Reservation, Status> {
+        Ok(Reservation {
+            annotations: self.0.reserve(pod, node)?,
+            writes: self.0.pre_bind(pod, node, cluster)?,
+        })
     }
 }
 

@@ -13,6 +13,7 @@ mod v0_3;
 mod v0_4;
 mod v0_5;
 mod v0_6;
+mod v0_7;
 mod versioned;
 mod wire;
 
@@ -23,7 +24,10 @@ use crate::cluster::Snapshot;
 use crate::cluster::api_objects::ApiObjects;
 use crate::cluster::nominated::NominatedPass;
 use crate::cluster::snapshot::Namespaces;
-use crate::engine::plugin::{BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared};
+use crate::engine::plugin::{
+    BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared, Reservation,
+};
+use crate::input::ApiObject;
 use crate::runtime::{InstanceState, Runtime};
 use crate::text::printable;
 use sift_sdk::{ExtensionPoints, NodeFields, PodGroup, Status};
@@ -47,6 +51,14 @@ pub(crate) struct Describe {
     pod_annotation_keys: Vec<String>,
     /// Kinds of cluster objects it reads whole (contracts that send them).
     object_kinds: Vec<String>,
+}
+
+/// What Reserve answered, in every version's terms: the assumed pod's
+/// annotations, and (0.7 and later) the objects to write before binding,
+/// each as its kind and JSON text, not yet checked.
+pub(crate) struct Reserved {
+    annotations: Vec<(String, String)>,
+    writes: Vec<(String, String)>,
 }
 
 /// What PreScore answered, in every version's terms.
@@ -235,6 +247,26 @@ impl WasmPlugin {
     /// Node records sent into instances so far (what syncing costs).
     pub fn nodes_sent(&self) -> u64 {
         self.nodes_sent.load(Ordering::Relaxed)
+    }
+
+    /// An object Reserve wrote, typed as its kind: it must be of a kind the
+    /// plugin reads (it started from the object `sync-objects` sent) and
+    /// well formed, or the plugin is at fault, not the cluster.
+    fn checked_write(&self, kind: &str, json: &str) -> Result<ApiObject, PluginError> {
+        if !self.identity.object_kinds.iter().any(|k| k == kind) {
+            return Err(self.error(format!(
+                "reserve wrote a {}, which is not among the object kinds it reads ({})",
+                printable(kind),
+                self.identity.object_kinds.join(", ")
+            )));
+        }
+        let value: serde_json::Value = serde_json::from_str(json)
+            .map_err(|e| self.error(format!("reserve wrote a {kind} that is not JSON: {e}")))?;
+        match ApiObject::from_value(kind, value) {
+            Some(Ok(object)) => Ok(object),
+            Some(Err(e)) => Err(self.error(format!("reserve wrote a bad {kind}: {e:#}"))),
+            None => Err(self.error(format!("reserve wrote a {kind}, which sift does not know"))),
+        }
     }
 
     fn error(&self, message: impl Into<String>) -> PluginError {
@@ -651,20 +683,29 @@ impl Plugin for WasmPlugin {
         })
     }
 
-    fn reserve(&self, cycle: &Cycle, slot: u32) -> Result<Vec<(String, String)>, PluginError> {
+    fn reserve(&self, cycle: &Cycle, slot: u32) -> Result<Reservation, PluginError> {
         if !self
             .identity
             .extension_points
             .contains(ExtensionPoints::RESERVE)
         {
-            return Ok(Vec::new());
+            return Ok(Reservation::default());
         }
         let pod = self.pod_to_wire(&cycle.pod);
-        self.with_instance(|p, i| {
+        let reserved = self.with_instance(|p, i| {
             p.sync(i, &cycle.snapshot)?;
             p.call(i, "reserve", |b, s| b.reserve(s, &pod, slot).transpose())?
                 .ok_or_else(|| p.error(p.identity.contract.lacks("reserve")))?
                 .map_err(|s| p.error(s.message()))
+        })?;
+        let writes = reserved
+            .writes
+            .into_iter()
+            .map(|(kind, json)| self.checked_write(&kind, &json))
+            .collect::<Result<_, _>>()?;
+        Ok(Reservation {
+            annotations: reserved.annotations,
+            writes,
         })
     }
 

@@ -7,10 +7,11 @@
 //! calls, conversions.
 
 use super::wire::{
-    node_conversions, owners_without_api_version, shared_calls, shared_conversions, shared_imports,
-    since_0_2_calls, since_0_2_conversions, since_0_3_calls, since_0_4_conversions,
+    annotations_reserved, node_conversions, owners_without_api_version, shared_calls,
+    shared_conversions, shared_imports, since_0_2_calls, since_0_2_conversions, since_0_3_calls,
+    since_0_4_conversions,
 };
-use super::{Describe, PreScored, Verdicts};
+use super::{Describe, PreScored, Reserved, Verdicts};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
@@ -46,6 +47,8 @@ shared_calls!();
 since_0_2_calls!();
 
 since_0_3_calls!();
+
+annotations_reserved!();
 
 // --- conversions ----------------------------------------------------------------
 

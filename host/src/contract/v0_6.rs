@@ -7,10 +7,10 @@
 //! calls, conversions.
 
 use super::wire::{
-    node_conversions, shared_calls, shared_conversions, shared_imports, since_0_2_calls,
-    since_0_2_conversions, since_0_3_calls, since_0_4_conversions,
+    annotations_reserved, node_conversions, shared_calls, shared_conversions, shared_imports,
+    since_0_2_calls, since_0_2_conversions, since_0_3_calls, since_0_4_conversions,
 };
-use super::{Describe, PreScored, Verdicts};
+use super::{Describe, PreScored, Reserved, Verdicts};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
@@ -48,6 +48,8 @@ shared_calls!();
 since_0_2_calls!();
 
 since_0_3_calls!(|info| { object_kinds: info.object_kinds });
+
+annotations_reserved!();
 
 /// The objects of one kind that changed, and the keys gone.
 pub(super) fn sync_objects(

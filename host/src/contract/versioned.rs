@@ -9,7 +9,7 @@
 //! one call helper does, for every call (a call site that forgot would be a
 //! sandbox hole).
 
-use super::{Describe, PreScored, Verdicts, v0_1, v0_2, v0_3, v0_4, v0_5, v0_6};
+use super::{Describe, PreScored, Reserved, Verdicts, v0_1, v0_2, v0_3, v0_4, v0_5, v0_6, v0_7};
 use crate::cluster::Snapshot;
 use crate::cluster::snapshot::Namespaces;
 use crate::engine::plugin::PrepareOutcome;
@@ -23,13 +23,14 @@ use wasmtime::component::Component;
 use wasmtime::component::{InstancePre, Linker};
 
 /// A value of one version's generated types.
-pub(super) enum Versioned<A, B, C, D, E, F> {
+pub(super) enum Versioned<A, B, C, D, E, F, G> {
     V0_1(A),
     V0_2(B),
     V0_3(C),
     V0_4(D),
     V0_5(E),
     V0_6(F),
+    V0_7(G),
 }
 
 pub(super) type Pre = Versioned<
@@ -39,6 +40,7 @@ pub(super) type Pre = Versioned<
     v0_4::Pre<InstanceState>,
     v0_5::Pre<InstanceState>,
     v0_6::Pre<InstanceState>,
+    v0_7::Pre<InstanceState>,
 >;
 pub(super) type Bindings = Versioned<
     v0_1::Bindings,
@@ -47,6 +49,7 @@ pub(super) type Bindings = Versioned<
     v0_4::Bindings,
     v0_5::Bindings,
     v0_6::Bindings,
+    v0_7::Bindings,
 >;
 pub(super) type WirePod = Versioned<
     v0_1::WirePod,
@@ -55,16 +58,17 @@ pub(super) type WirePod = Versioned<
     v0_4::WirePod,
     v0_5::WirePod,
     v0_6::WirePod,
+    v0_7::WirePod,
 >;
 
 type S = Store<InstanceState>;
-/// What a reserve step gives the assumed pod.
-type Annotations = Vec<(String, String)>;
 
 /// The contract versions this sift runs, oldest first. Adding one is a
 /// `wit/<version>/`, a `v<major>_<minor>.rs` beside this file, a variant
 /// of [`Version`], an entry here and its arms in this file's matches.
-pub const SUPPORTED: &[&str] = &["0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0"];
+pub const SUPPORTED: &[&str] = &[
+    "0.1.0", "0.2.0", "0.3.0", "0.4.0", "0.5.0", "0.6.0", "0.7.0",
+];
 
 /// A contract version a component implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +79,7 @@ pub enum Version {
     V0_4,
     V0_5,
     V0_6,
+    V0_7,
 }
 
 impl Version {
@@ -82,7 +87,9 @@ impl Version {
     pub fn world(self) -> &'static str {
         match self {
             Version::V0_1 | Version::V0_2 => "predicate-plugin",
-            Version::V0_3 | Version::V0_4 | Version::V0_5 | Version::V0_6 => "plugin",
+            Version::V0_3 | Version::V0_4 | Version::V0_5 | Version::V0_6 | Version::V0_7 => {
+                "plugin"
+            }
         }
     }
 
@@ -100,6 +107,7 @@ impl Version {
             Version::V0_4 => "0.4.0",
             Version::V0_5 => "0.5.0",
             Version::V0_6 => "0.6.0",
+            Version::V0_7 => "0.7.0",
         }
     }
 
@@ -130,6 +138,9 @@ impl Version {
             }
             if name == v0_6::EXPORT {
                 return Ok(Version::V0_6);
+            }
+            if name == v0_7::EXPORT {
+                return Ok(Version::V0_7);
             }
         }
         let supported = SUPPORTED.join(", ");
@@ -187,6 +198,11 @@ macro_rules! by_version {
                 use v0_6 as api;
                 $body
             }
+            Versioned::V0_7($v) => {
+                #[allow(unused_imports)]
+                use v0_7 as api;
+                $body
+            }
         }
     };
 }
@@ -200,6 +216,7 @@ pub(super) fn link(linker: &mut Linker<InstanceState>, version: Version) -> wasm
         Version::V0_4 => v0_4::link(linker),
         Version::V0_5 => v0_5::link(linker),
         Version::V0_6 => v0_6::link(linker),
+        Version::V0_7 => v0_7::link(linker),
     }
 }
 
@@ -212,6 +229,7 @@ pub(super) fn pod_to_wire(version: Version, pod: &sift_sdk::Pod, pod_object: boo
         Version::V0_4 => Versioned::V0_4(v0_4::pod_to_wire(pod, pod_object)),
         Version::V0_5 => Versioned::V0_5(v0_5::pod_to_wire(pod, pod_object)),
         Version::V0_6 => Versioned::V0_6(v0_6::pod_to_wire(pod, pod_object)),
+        Version::V0_7 => Versioned::V0_7(v0_7::pod_to_wire(pod, pod_object)),
     }
 }
 
@@ -228,6 +246,7 @@ impl Pre {
             Version::V0_4 => v0_4::pre(instance_pre).map(Versioned::V0_4),
             Version::V0_5 => v0_5::pre(instance_pre).map(Versioned::V0_5),
             Version::V0_6 => v0_6::pre(instance_pre).map(Versioned::V0_6),
+            Version::V0_7 => v0_7::pre(instance_pre).map(Versioned::V0_7),
         }
     }
 
@@ -239,6 +258,7 @@ impl Pre {
             Versioned::V0_4(pre) => pre.instantiate(store).map(Versioned::V0_4),
             Versioned::V0_5(pre) => pre.instantiate(store).map(Versioned::V0_5),
             Versioned::V0_6(pre) => pre.instantiate(store).map(Versioned::V0_6),
+            Versioned::V0_7(pre) => pre.instantiate(store).map(Versioned::V0_7),
         }
     }
 }
@@ -252,6 +272,7 @@ impl Clone for Pre {
             Versioned::V0_4(p) => Versioned::V0_4(p.clone()),
             Versioned::V0_5(p) => Versioned::V0_5(p.clone()),
             Versioned::V0_6(p) => Versioned::V0_6(p.clone()),
+            Versioned::V0_7(p) => Versioned::V0_7(p.clone()),
         }
     }
 }
@@ -307,6 +328,7 @@ impl Bindings {
             Versioned::V0_4(b) => v0_4::sync_pod_groups(b, store, upserts, removals),
             Versioned::V0_5(b) => v0_5::sync_pod_groups(b, store, upserts, removals),
             Versioned::V0_6(b) => v0_6::sync_pod_groups(b, store, upserts, removals),
+            Versioned::V0_7(b) => v0_7::sync_pod_groups(b, store, upserts, removals),
         }
     }
 
@@ -324,6 +346,7 @@ impl Bindings {
             Versioned::V0_4(b) => v0_4::sync_placements(b, store, snapshot, slots),
             Versioned::V0_5(b) => v0_5::sync_placements(b, store, snapshot, slots),
             Versioned::V0_6(b) => v0_6::sync_placements(b, store, snapshot, slots),
+            Versioned::V0_7(b) => v0_7::sync_placements(b, store, snapshot, slots),
         }
     }
 
@@ -341,6 +364,7 @@ impl Bindings {
             Versioned::V0_4(b) => v0_4::sync_namespaces(b, store, namespaces, removals),
             Versioned::V0_5(b) => v0_5::sync_namespaces(b, store, namespaces, removals),
             Versioned::V0_6(b) => v0_6::sync_namespaces(b, store, namespaces, removals),
+            Versioned::V0_7(b) => v0_7::sync_namespaces(b, store, namespaces, removals),
         }
     }
 
@@ -355,6 +379,7 @@ impl Bindings {
     ) -> wasmtime::Result<()> {
         match self {
             Versioned::V0_6(b) => v0_6::sync_objects(b, store, kind, upserts, removals),
+            Versioned::V0_7(b) => v0_7::sync_objects(b, store, kind, upserts, removals),
             _ => Ok(()),
         }
     }
@@ -372,6 +397,7 @@ impl Bindings {
             (Versioned::V0_4(b), Versioned::V0_4(p)) => v0_4::prepare(b, store, p),
             (Versioned::V0_5(b), Versioned::V0_5(p)) => v0_5::prepare(b, store, p),
             (Versioned::V0_6(b), Versioned::V0_6(p)) => v0_6::prepare(b, store, p),
+            (Versioned::V0_7(b), Versioned::V0_7(p)) => v0_7::prepare(b, store, p),
             _ => return None,
         })
     }
@@ -394,6 +420,7 @@ impl Bindings {
             Versioned::V0_4(b) => Some(v0_4::filter_nominated(b, store, slot, added)),
             Versioned::V0_5(b) => Some(v0_5::filter_nominated(b, store, slot, added)),
             Versioned::V0_6(b) => Some(v0_6::filter_nominated(b, store, slot, added)),
+            Versioned::V0_7(b) => Some(v0_7::filter_nominated(b, store, slot, added)),
         }
     }
 
@@ -410,6 +437,7 @@ impl Bindings {
             (Versioned::V0_4(b), Versioned::V0_4(pod)) => v0_4::pre_score(b, store, pod, feasible),
             (Versioned::V0_5(b), Versioned::V0_5(pod)) => v0_5::pre_score(b, store, pod, feasible),
             (Versioned::V0_6(b), Versioned::V0_6(pod)) => v0_6::pre_score(b, store, pod, feasible),
+            (Versioned::V0_7(b), Versioned::V0_7(pod)) => v0_7::pre_score(b, store, pod, feasible),
             _ => return None,
         })
     }
@@ -425,6 +453,7 @@ impl Bindings {
             Versioned::V0_4(b) => Some(v0_4::score(b, store, feasible)),
             Versioned::V0_5(b) => Some(v0_5::score(b, store, feasible)),
             Versioned::V0_6(b) => Some(v0_6::score(b, store, feasible)),
+            Versioned::V0_7(b) => Some(v0_7::score(b, store, feasible)),
             _ => None,
         }
     }
@@ -440,6 +469,7 @@ impl Bindings {
             Versioned::V0_4(b) => Some(v0_4::normalize_scores(b, store, raw)),
             Versioned::V0_5(b) => Some(v0_5::normalize_scores(b, store, raw)),
             Versioned::V0_6(b) => Some(v0_6::normalize_scores(b, store, raw)),
+            Versioned::V0_7(b) => Some(v0_7::normalize_scores(b, store, raw)),
             _ => None,
         }
     }
@@ -450,12 +480,13 @@ impl Bindings {
         store: &mut S,
         pod: &WirePod,
         slot: u32,
-    ) -> Option<wasmtime::Result<Result<Annotations, Status>>> {
+    ) -> Option<wasmtime::Result<Result<Reserved, Status>>> {
         match (self, pod) {
             (Versioned::V0_3(b), Versioned::V0_3(pod)) => Some(v0_3::reserve(b, store, pod, slot)),
             (Versioned::V0_4(b), Versioned::V0_4(pod)) => Some(v0_4::reserve(b, store, pod, slot)),
             (Versioned::V0_5(b), Versioned::V0_5(pod)) => Some(v0_5::reserve(b, store, pod, slot)),
             (Versioned::V0_6(b), Versioned::V0_6(pod)) => Some(v0_6::reserve(b, store, pod, slot)),
+            (Versioned::V0_7(b), Versioned::V0_7(pod)) => Some(v0_7::reserve(b, store, pod, slot)),
             _ => None,
         }
     }

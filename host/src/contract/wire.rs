@@ -643,19 +643,35 @@ macro_rules! since_0_3_calls {
                 .map_err(status_from_wire))
         }
 
-        /// Reserve: the annotations the assumed pod carries.
+        /// Reserve: the annotations the assumed pod carries, and the
+        /// objects to write (`reserved_from_wire`, per version).
         pub(super) fn reserve(
             b: &Bindings,
             store: &mut Store<InstanceState>,
             pod: &WirePod,
             slot: u32,
-        ) -> wasmtime::Result<Result<Vec<(String, String)>, Status>> {
+        ) -> wasmtime::Result<Result<Reserved, Status>> {
             Ok(b.sift_predicate_reserver()
                 .call_reserve(store, pod, slot)?
-                .map(|labels| labels.into_iter().map(|l| (l.key, l.value)).collect())
+                .map(reserved_from_wire)
                 .map_err(status_from_wire))
         }
     };
 }
+
+/// Expands, in a version module from 0.3 to 0.6, Reserve's answer:
+/// annotations only.
+macro_rules! annotations_reserved {
+    () => {
+        fn reserved_from_wire(labels: Vec<wire::Label>) -> Reserved {
+            Reserved {
+                annotations: labels.into_iter().map(|l| (l.key, l.value)).collect(),
+                writes: Vec::new(),
+            }
+        }
+    };
+}
+
+pub(crate) use annotations_reserved;
 
 pub(crate) use since_0_3_calls;

@@ -3,6 +3,7 @@
 
 use crate::cluster::Snapshot;
 use crate::cluster::nominated::{self, NominatedPass};
+use crate::input::ApiObject;
 use crate::input::kube::FullObjects;
 use sift_sdk::{ExtensionPoints, Pod, Status};
 use std::collections::HashMap;
@@ -140,9 +141,10 @@ pub trait Plugin: Send + Sync {
         })
     }
 
-    /// Reserve on the chosen node: the annotations the assumed pod carries.
-    fn reserve(&self, _cycle: &Cycle, _slot: u32) -> Result<Vec<(String, String)>, PluginError> {
-        Ok(Vec::new())
+    /// Reserve on the chosen node: the annotations the assumed pod
+    /// carries, and the objects its PreBind writes.
+    fn reserve(&self, _cycle: &Cycle, _slot: u32) -> Result<Reservation, PluginError> {
+        Ok(Reservation::default())
     }
 }
 
@@ -171,6 +173,18 @@ pub fn check_scores(plugin: &str, scores: &[i64], feasible: usize) -> Result<(),
         });
     }
     Ok(())
+}
+
+/// What one plugin's Reserve decided on the chosen node.
+#[derive(Debug, Default)]
+pub struct Reservation {
+    /// Annotations the assumed pod carries.
+    pub annotations: Vec<(String, String)>,
+    /// Objects to write before the pod is bound, in order (kube-scheduler's
+    /// PreBind: a claim's selected node, a volume's claim, a device
+    /// allocation): a simulation applies them to its state, the live
+    /// scheduler writes them to the API server.
+    pub writes: Vec<ApiObject>,
 }
 
 /// A plugin in the engine's configured order, with its error policy.

@@ -62,6 +62,10 @@ pub struct Decision {
     /// Annotations the reserve steps returned: the assumed pod carries them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub annotations: Vec<(String, String)>,
+    /// Objects the reserve steps write before the pod is bound, in
+    /// reserver order.
+    #[serde(skip)]
+    pub writes: Vec<crate::input::ApiObject>,
 }
 
 /// What scheduling one pod gave.
@@ -196,12 +200,15 @@ impl Scheduler {
             (self.select(&totals), totals, by_plugin)
         };
         let slot = slots[index];
+        let mut writes = Vec::new();
         let annotations = if self.reservers.is_empty() {
             Vec::new()
         } else {
             let mut annotations = ReservedAnnotations::for_pod(&cycle.pod);
             for r in &self.reservers {
-                annotations.add(r.name(), &cycle.pod, r.reserve(cycle, slot)?)?;
+                let reservation = r.reserve(cycle, slot)?;
+                annotations.add(r.name(), &cycle.pod, reservation.annotations)?;
+                writes.extend(reservation.writes);
             }
             annotations.into_list()
         };
@@ -212,6 +219,7 @@ impl Scheduler {
             totals,
             by_plugin,
             annotations,
+            writes,
         })
     }
 

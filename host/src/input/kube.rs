@@ -581,6 +581,9 @@ pub fn node(node: &k8s::Node) -> Result<Node> {
         object: None,
         pod_annotations: Vec::new(),
         volumes: Vec::new(),
+        declared_features: status
+            .and_then(|s| s.declared_features.clone())
+            .unwrap_or_default(),
         non_zero_requested: NonZero::default(),
         images: status
             .and_then(|s| s.images.as_ref())

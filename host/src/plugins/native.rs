@@ -3,7 +3,10 @@
 //! code as the components, so the two must agree.
 
 use crate::cluster::nominated::NominatedPass;
-use crate::engine::plugin::{BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared};
+use crate::engine::plugin::{
+    BatchFilter, Cycle, Plugin, PluginError, PrepareOutcome, Prepared, Reservation,
+};
+use crate::input::ApiObject;
 use sift_sdk::native::{DynPlugin, NativePlugin, PodState};
 use sift_sdk::{ExtensionPoints, Prepare, Status};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -27,6 +30,7 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_volume_zone::sift_native_plugin(),
         sift_plugin_pod_topology_spread::sift_native_plugin(),
         sift_plugin_inter_pod_affinity::sift_native_plugin(),
+        sift_plugin_node_declared_features::sift_native_plugin(),
         sift_plugin_gpu_model::sift_native_plugin(),
         sift_plugin_node_resources_balanced_allocation::sift_native_plugin(),
         sift_plugin_image_locality::sift_native_plugin(),
@@ -121,16 +125,32 @@ impl Plugin for BuiltinPlugin {
         Ok(scores)
     }
 
-    fn reserve(&self, cycle: &Cycle, slot: u32) -> Result<Vec<(String, String)>, PluginError> {
+    fn reserve(&self, cycle: &Cycle, slot: u32) -> Result<Reservation, PluginError> {
         if !self.extension_points.contains(ExtensionPoints::RESERVE) {
-            return Ok(Vec::new());
+            return Ok(Reservation::default());
         }
         let node = cycle.snapshot.node(slot);
-        catch_unwind(AssertUnwindSafe(|| {
-            self.predicate.reserve(&cycle.pod, node)
+        let reserved = catch_unwind(AssertUnwindSafe(|| {
+            self.predicate.reserve(&cycle.pod, node, &*cycle.snapshot)
         }))
         .map_err(|_| self.error("panicked in reserve"))?
-        .map_err(|s| self.error(s.message()))
+        .map_err(|s| self.error(s.message()))?;
+        let writes = reserved
+            .writes
+            .into_iter()
+            .map(|w| match ApiObject::from_value(&w.kind, w.object) {
+                Some(Ok(object)) => Ok(object),
+                Some(Err(e)) => Err(self.error(format!("reserve wrote a bad {}: {e:#}", w.kind))),
+                None => Err(self.error(format!(
+                    "reserve wrote a {}, which sift does not know",
+                    w.kind
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Reservation {
+            annotations: reserved.annotations,
+            writes,
+        })
     }
 
     fn prepare<'a>(&'a self, cycle: &'a Cycle) -> Result<Prepared<'a>, PluginError> {

@@ -33,9 +33,11 @@
 //! `node declared features check failed - unsatisfied requirements: <A>, <B>`.
 //! The plugin's 1.36 source itself was not read (see the notes).
 //!
-//! Neither field is in sift's model, so the plugin reads both whole
-//! objects (the escape hatch). A missing or unparsable object is an
-//! `Error`: the host sends them whenever a plugin asks.
+//! The node's features come as [`Node::declared_features`] (contract
+//! 0.7), not the whole Node: a real node's object is kilobytes, and this
+//! filter is on by default. The pod's fields are not in sift's model, so
+//! the plugin reads the whole Pod (the escape hatch); a missing or
+//! unparsable one is an `Error`: the host sends it whenever a plugin asks.
 
 use serde::Deserialize;
 use sift_sdk::{Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin};
@@ -62,7 +64,7 @@ pub struct NodeDeclaredFeatures;
 
 impl Plugin for NodeDeclaredFeatures {
     const NAME: &'static str = "NodeDeclaredFeatures";
-    const NODE_FIELDS: NodeFields = NodeFields::OBJECT;
+    const NODE_FIELDS: NodeFields = NodeFields::DECLARED_FEATURES;
     const POD_OBJECT: bool = true;
     /// The features the pod needs (never empty: an empty set skips).
     type PodState = Features;
@@ -85,10 +87,11 @@ impl Plugin for NodeDeclaredFeatures {
     }
 
     fn filter(&self, _: &Pod, needed: &Features, node: &Node) -> Status {
-        match &*node.derived(node_features) {
-            Err(e) => Status::error(e.clone()),
-            Ok(declared) if needed & !declared == 0 => Status::success(),
-            Ok(_) => Status::unresolvable(ERR_REASON),
+        let declared = *node.derived(node_features);
+        if needed & !declared == 0 {
+            Status::success()
+        } else {
+            Status::unresolvable(ERR_REASON)
         }
     }
 }
@@ -140,27 +143,10 @@ fn required(spec: &PodSpecView) -> Features {
     needed
 }
 
-#[derive(Deserialize)]
-struct NodeView {
-    status: Option<NodeStatusView>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct NodeStatusView {
-    declared_features: Option<Vec<String>>,
-}
-
 /// The registry features a node declares, kept with the node
 /// ([`Node::derived`]) as upstream maps them once per node update.
-fn node_features(node: &Node) -> Result<Features, String> {
-    let object = node
-        .object
-        .as_deref()
-        .ok_or("the host sent no node object")?;
-    let view: NodeView = serde_json::from_str(object).map_err(|e| format!("node object: {e}"))?;
-    let declared = view.status.and_then(|s| s.declared_features);
-    Ok(map_sorted(declared.as_deref().unwrap_or_default()))
+fn node_features(node: &Node) -> Features {
+    map_sorted(&node.declared_features)
 }
 
 /// Upstream's `TryMap`: one pass over `declared` and [`REGISTRY`] in
@@ -249,15 +235,15 @@ mod tests {
     }
 
     #[test]
-    fn prepare_skips_or_proceeds_and_filter_reads_the_node_object() {
+    fn prepare_skips_or_proceeds_and_filter_reads_the_declared_features() {
         let plugin = NodeDeclaredFeatures;
         let cluster = sift_sdk::ClusterTables::default();
         let pod = |spec: &str| Pod {
             object: Some(format!(r#"{{"spec":{spec}}}"#).into()),
             ..Pod::default()
         };
-        let node = |status: &str| Node {
-            object: Some(format!(r#"{{"metadata":{{"name":"n"}}{status}}}"#).into()),
+        let node = |features: &[&str]| Node {
+            declared_features: features.iter().map(|f| f.to_string()).collect(),
             ..Node::default()
         };
         assert!(matches!(
@@ -268,14 +254,11 @@ mod tests {
         let Prepare::Proceed(needed) = plugin.prepare(&userns, &cluster) else {
             panic!("a user-namespace pod on the host network needs a feature");
         };
-        let declaring =
-            node(r#","status":{"declaredFeatures":["UserNamespacesHostNetworkSupport"]}"#);
+        let declaring = node(&["UserNamespacesHostNetworkSupport"]);
         assert!(plugin.filter(&userns, &needed, &declaring).is_success());
-        let rejected = plugin.filter(&userns, &needed, &node(""));
+        let rejected = plugin.filter(&userns, &needed, &node(&[]));
         assert_eq!(rejected.code, Code::UnschedulableAndUnresolvable);
         assert_eq!(rejected.reasons(), [ERR_REASON]);
-        let no_object = plugin.filter(&userns, &needed, &Node::default());
-        assert_eq!(no_object.code, Code::Error);
         let no_pod = plugin.prepare(&Pod::default(), &cluster);
         assert!(matches!(no_pod, Prepare::Reject(s) if s.code == Code::Error));
     }
