@@ -422,6 +422,21 @@ impl Loop {
             error,
         } = scheduler.schedule(&snapshot, pod.clone());
         if let Some(decision) = decision {
+            if !decision.writes.is_empty() {
+                // A pod bound without its PreBind writes would run without
+                // its volumes or devices: never bind it.
+                let objects: Vec<String> = decision
+                    .writes
+                    .iter()
+                    .map(|w| format!("{} {}", w.kind, w.key))
+                    .collect();
+                let message = format!(
+                    "binding it needs PreBind writes ({}), which sift's live scheduler does not make yet",
+                    objects.join(", ")
+                );
+                self.fail(entry, "SchedulerError", message, started);
+                return;
+            }
             let assumed = crate::simulate::assumed(&object, &decision);
             if let Err(e) = self.cache.upsert_pod(&assumed) {
                 self.fail(entry, "SchedulerError", format!("{e:#}"), started);

@@ -26,6 +26,7 @@ pub mod batch;
 pub mod clock;
 pub mod fgd_replay;
 pub mod plot;
+pub mod prebind;
 pub mod preemption;
 pub mod queue;
 pub mod report;
@@ -241,6 +242,10 @@ impl Loop<'_> {
         if let Some(decision) = decision {
             let assumed = assumed(object, &decision);
             cluster.upsert_pod(&assumed)?;
+            if !decision.writes.is_empty() {
+                let labels = &snapshot.node(decision.slot).labels;
+                prebind::apply(cluster, &decision.writes, labels)?;
+            }
             self.api.bind(&assumed)?;
             tracker.bound(key, now, &decision, &pod.requests);
             return Ok(Tried::Bound);

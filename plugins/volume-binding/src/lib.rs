@@ -10,8 +10,9 @@
 //! claims of an `Immediate` class (or pre-bound but not yet bound), which
 //! reject the pod everywhere until the volume controller binds them.
 //!
-//! Binding itself (upstream's Reserve and PreBind: `AssumePodVolumes`,
-//! `BindPodVolumes`) is not here: the host applies those effects.
+//! Reserve and PreBind (`pre_bind`, `prebind.rs`): the claim each found
+//! volume is bound to, and the node each claim to provision is for, as
+//! writes the host applies before binding the pod.
 //!
 //! StorageCapacityScoring, which gates upstream's Score, is off by default
 //! in 1.36 (alpha since 1.33, beta from 1.37), so this plugin does not
@@ -21,6 +22,7 @@ mod affinity;
 mod json;
 mod matching;
 mod migration;
+mod prebind;
 mod provision;
 
 use affinity::Affinity;
@@ -30,7 +32,8 @@ use migration::Migration;
 use provision::{Outcome, Provision};
 use serde_json::Value;
 use sift_sdk::{
-    Args, ClusterView, Code, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin,
+    Args, ClusterView, Code, ExtensionPoints, Node, NodeFields, ObjectWrite, Plugin, Pod, Prepare,
+    Status, export_plugin,
 };
 use std::collections::{BTreeSet, HashMap};
 
@@ -82,6 +85,8 @@ pub struct State {
 impl Plugin for VolumeBinding {
     const NAME: &'static str = "VolumeBinding";
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
+    const EXTENSION_POINTS: ExtensionPoints =
+        ExtensionPoints::FILTER.union(ExtensionPoints::RESERVE);
     const OBJECT_KINDS: &'static [&'static str] = &[
         "PersistentVolumeClaim",
         "PersistentVolume",
@@ -106,6 +111,19 @@ impl Plugin for VolumeBinding {
 
     fn filter(&self, _: &Pod, state: &State, node: &Node) -> Status {
         filter(state, node)
+    }
+
+    fn pre_bind(
+        &self,
+        pod: &Pod,
+        node: &Node,
+        cluster: &dyn ClusterView,
+    ) -> Result<Vec<ObjectWrite>, Status> {
+        match prepare(pod, cluster) {
+            Ok(Some(state)) => prebind::writes(&state, node, cluster).map_err(Status::error),
+            Ok(None) => Ok(Vec::new()),
+            Err(status) => Err(status),
+        }
     }
 }
 
