@@ -1,0 +1,707 @@
+//! The structured-parameters allocator for one node (upstream's
+//! "incubating" allocator, which 1.36's default gates select), restated:
+//! a first-fit, depth-first search over the claims' requests and the
+//! devices of the node's complete, valid pools, backtracking across
+//! requests and claims. [`Allocator::allocate`] returns one
+//! `status.allocation`-shaped value per claim, for Reserve to write.
+
+use crate::cel::{self, EvalError, Selector};
+use crate::json::{at, int, list, text};
+use crate::slices::{Attr, Device, Pool, Slice, pools_for};
+use serde_json::{Value, json};
+use sift_sdk::Labels;
+use sift_sdk::model::{Taint, Toleration};
+use sift_sdk::toleration::tolerates;
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// At most this many devices per claim (`AllocationResultsMaxSize`).
+pub const MAX_DEVICES_PER_CLAIM: usize = 32;
+
+/// A device's identity in allocation results.
+pub type DeviceId = (String, String, String);
+
+/// A DeviceClass: its selectors and configuration.
+pub struct Class {
+    pub name: String,
+    pub selectors: Vec<Selector>,
+    pub config: Vec<Value>,
+}
+
+impl Class {
+    pub fn parse(name: &str, v: &Value) -> Class {
+        Class {
+            name: name.to_string(),
+            selectors: list(v, &["spec", "selectors"])
+                .iter()
+                .map(|s| Selector::compile(text(s, &["cel", "expression"])))
+                .collect(),
+            config: list(v, &["spec", "config"]).to_vec(),
+        }
+    }
+}
+
+/// One way to satisfy a request: `exactly`, or one `firstAvailable`
+/// subrequest.
+pub struct Sub {
+    /// The name results carry: `<request>` or `<request>/<subrequest>`.
+    pub name: String,
+    pub class: String,
+    pub selectors: Vec<Result<Selector, String>>,
+    pub all: bool,
+    pub count: usize,
+    pub admin: bool,
+    pub tolerations: Vec<Toleration>,
+    pub tolerations_json: Vec<Value>,
+    /// A malformed request (e.g. an unknown allocation mode).
+    pub error: Option<String>,
+}
+
+pub struct Request {
+    pub name: String,
+    pub subs: Vec<Sub>,
+}
+
+pub enum Constraint {
+    Match {
+        requests: Vec<String>,
+        attribute: String,
+    },
+    Distinct {
+        requests: Vec<String>,
+        attribute: String,
+    },
+    Empty,
+}
+
+/// An unallocated claim of the pod.
+pub struct Claim {
+    /// `<namespace>/<name>`.
+    pub key: String,
+    pub requests: Vec<Request>,
+    pub constraints: Vec<Constraint>,
+    pub config: Vec<Value>,
+}
+
+fn sub(claim: &str, name: String, v: &Value) -> Sub {
+    let mut error = None;
+    let selectors = list(v, &["selectors"])
+        .iter()
+        .enumerate()
+        .map(|(i, s)| match at(s, &["cel", "expression"]).and_then(Value::as_str) {
+            Some(e) => Ok(Selector::compile(e)),
+            None => Err(format!(
+                "claim {claim}, request {name}, selector #{i}: CEL expression empty (unsupported selector type?)"
+            )),
+        })
+        .collect();
+    let mode = text(v, &["allocationMode"]);
+    let all = match mode {
+        "" | "ExactCount" => false,
+        "All" => true,
+        other => {
+            error = Some(format!(
+                "claim {claim}, request {name}: unsupported count mode {other}"
+            ));
+            false
+        }
+    };
+    let tolerations_json = list(v, &["tolerations"]).to_vec();
+    Sub {
+        class: text(v, &["deviceClassName"]).to_string(),
+        selectors,
+        all,
+        count: int(v, &["count"]).unwrap_or(1).max(0) as usize,
+        admin: at(v, &["adminAccess"]).and_then(Value::as_bool) == Some(true),
+        tolerations: tolerations_json
+            .iter()
+            .map(|t| Toleration {
+                key: text(t, &["key"]).to_string(),
+                operator: text(t, &["operator"]).to_string(),
+                value: text(t, &["value"]).to_string(),
+                effect: text(t, &["effect"]).to_string(),
+                toleration_seconds: int(t, &["tolerationSeconds"]),
+            })
+            .collect(),
+        tolerations_json,
+        error,
+        name,
+    }
+}
+
+impl Claim {
+    pub fn parse(key: String, v: &Value) -> Claim {
+        let devices = at(v, &["spec", "devices"]).unwrap_or(&Value::Null);
+        let requests = list(devices, &["requests"])
+            .iter()
+            .map(|r| {
+                let name = text(r, &["name"]).to_string();
+                let subs = if let Some(e) = r.get("exactly").filter(|e| !e.is_null()) {
+                    vec![sub(&key, name.clone(), e)]
+                } else {
+                    list(r, &["firstAvailable"])
+                        .iter()
+                        .map(|s| sub(&key, format!("{name}/{}", text(s, &["name"])), s))
+                        .collect()
+                };
+                Request { name, subs }
+            })
+            .collect();
+        let names = |c: &Value| -> Vec<String> {
+            list(c, &["requests"])
+                .iter()
+                .filter_map(|r| r.as_str().map(str::to_string))
+                .collect()
+        };
+        let constraints = list(devices, &["constraints"])
+            .iter()
+            .map(|c| {
+                if let Some(a) = c.get("matchAttribute").and_then(Value::as_str) {
+                    Constraint::Match {
+                        requests: names(c),
+                        attribute: a.to_string(),
+                    }
+                } else if let Some(a) = c.get("distinctAttribute").and_then(Value::as_str) {
+                    Constraint::Distinct {
+                        requests: names(c),
+                        attribute: a.to_string(),
+                    }
+                } else {
+                    Constraint::Empty
+                }
+            })
+            .collect();
+        Claim {
+            key,
+            requests,
+            constraints,
+            config: list(devices, &["config"]).to_vec(),
+        }
+    }
+}
+
+/// Why allocation failed other than "no solution".
+#[derive(Debug, PartialEq)]
+pub enum AllocError {
+    /// No solution, and a relevant pool was invalid (a per-node verdict).
+    InvalidPools,
+    /// Anything else (a broken selector, a malformed claim): upstream
+    /// makes the whole attempt an `Error`.
+    Fatal(String),
+}
+
+/// What PreFilter gathered for allocating on any node.
+pub struct Allocator {
+    pub claims: Vec<Claim>,
+    pub classes: HashMap<String, Class>,
+    pub slices: Vec<Slice>,
+    /// Devices held by allocated claims (admin-access results excepted).
+    pub in_use: HashSet<DeviceId>,
+    /// Attribute/capacity domains `device` answers with an empty map.
+    pub domains: BTreeSet<String>,
+}
+
+/// A device picked in this attempt.
+#[derive(Clone)]
+struct Pick {
+    /// Index into the attempt's device list.
+    device: usize,
+    /// Index of the request in its claim, and of the subrequest.
+    request: usize,
+    sub: usize,
+}
+
+struct Candidate<'a> {
+    slice: &'a Slice,
+    device: &'a Device,
+}
+
+struct Search<'a> {
+    a: &'a Allocator,
+    node: &'a str,
+    pools: Vec<Pool<'a>>,
+    devices: Vec<Candidate<'a>>,
+    /// One `(claim, request)` per step.
+    steps: Vec<(usize, usize)>,
+    picks: Vec<Vec<Pick>>,
+    /// A relevant pool was invalid.
+    invalid: bool,
+    used: HashSet<usize>,
+    root: ::cel::Context<'static, 'static>,
+    values: HashMap<usize, Result<::cel::Value, String>>,
+    selected: HashMap<(usize, usize, usize, usize), bool>,
+}
+
+impl Allocator {
+    /// Allocates every claim for `node`: `Ok(Some(allocations))`, one
+    /// `status.allocation`-shaped value per claim in order (`devices.results[]`
+    /// with `request`, `driver`, `pool`, `device`; `devices.config[]`;
+    /// `nodeSelector`), `Ok(None)` when there is no solution.
+    pub fn allocate(&self, node: &str, labels: &Labels) -> Result<Option<Vec<Value>>, AllocError> {
+        for c in &self.claims {
+            if let Some(i) = c
+                .constraints
+                .iter()
+                .position(|k| matches!(k, Constraint::Empty))
+            {
+                return Err(AllocError::Fatal(format!(
+                    "claim {}, constraint #{i}: empty constraint (unsupported constraint type?)",
+                    c.key
+                )));
+            }
+            for r in &c.requests {
+                for s in &r.subs {
+                    if let Some(e) = &s.error {
+                        return Err(AllocError::Fatal(e.clone()));
+                    }
+                    if let Some(Err(e)) = s.selectors.iter().find(|s| s.is_err()) {
+                        return Err(AllocError::Fatal(e.clone()));
+                    }
+                }
+            }
+            let need: usize = c
+                .requests
+                .iter()
+                .map(|r| {
+                    r.subs
+                        .iter()
+                        .filter(|s| !s.all)
+                        .map(|s| s.count)
+                        .min()
+                        .unwrap_or(0)
+                })
+                .sum();
+            if need > MAX_DEVICES_PER_CLAIM {
+                return Err(AllocError::Fatal(format!(
+                    "claim {}: number of requested devices {need} exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}",
+                    c.key
+                )));
+            }
+        }
+        let pools = pools_for(&self.slices, node, labels);
+        let mut devices = Vec::new();
+        for p in pools.iter().filter(|p| !p.incomplete && !p.invalid) {
+            for s in &p.slices {
+                for d in &s.devices {
+                    if s.device_on_node(d, node, labels) {
+                        devices.push(Candidate {
+                            slice: s,
+                            device: d,
+                        });
+                    }
+                }
+            }
+        }
+        let steps = self
+            .claims
+            .iter()
+            .enumerate()
+            .flat_map(|(c, claim)| (0..claim.requests.len()).map(move |r| (c, r)))
+            .collect();
+        let mut search = Search {
+            a: self,
+            node,
+            invalid: pools.iter().any(|p| p.invalid),
+            pools,
+            devices,
+            steps,
+            picks: vec![Vec::new(); self.claims.len()],
+            used: HashSet::new(),
+            root: cel::context(),
+            values: HashMap::new(),
+            selected: HashMap::new(),
+        };
+        if search.step(0)? {
+            Ok(Some(search.results()))
+        } else if search.invalid {
+            Err(AllocError::InvalidPools)
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+fn blocks(t: &Taint) -> bool {
+    t.effect == "NoSchedule" || t.effect == "NoExecute"
+}
+
+fn attr_eq(a: &Attr, b: &Attr) -> bool {
+    a == b
+}
+
+impl<'a> Search<'a> {
+    fn step(&mut self, step: usize) -> Result<bool, AllocError> {
+        let Some(&(c, r)) = self.steps.get(step) else {
+            return Ok(true);
+        };
+        let request = &self.a.claims[c].requests[r];
+        for s in 0..request.subs.len() {
+            let sub = &request.subs[s];
+            let found = if sub.all {
+                self.all(step, c, r, s)?
+            } else {
+                self.choose(step, c, r, s, 0, sub.count)?
+            };
+            if found {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `ExactCount`: `remaining` more devices from `start` on, as
+    /// combinations in search order.
+    fn choose(
+        &mut self,
+        step: usize,
+        c: usize,
+        r: usize,
+        s: usize,
+        start: usize,
+        remaining: usize,
+    ) -> Result<bool, AllocError> {
+        if remaining == 0 {
+            return self.step(step + 1);
+        }
+        for i in start..self.devices.len() {
+            if !self.candidate(i, c, r, s)? || !self.constraints_ok(i, c, r, s)? {
+                continue;
+            }
+            self.push(i, c, r, s);
+            if self.choose(step, c, r, s, i + 1, remaining - 1)? {
+                return Ok(true);
+            }
+            self.pop(c);
+        }
+        Ok(false)
+    }
+
+    /// `All`: every selectable device of the node's pools, each free.
+    fn all(&mut self, step: usize, c: usize, r: usize, s: usize) -> Result<bool, AllocError> {
+        let claim = &self.a.claims[c];
+        let name = &claim.requests[r].subs[s].name;
+        if let Some(p) = self.pools.iter().find(|p| p.incomplete || p.invalid) {
+            let why = if p.incomplete {
+                "currently being updated"
+            } else {
+                "currently invalid"
+            };
+            return Err(AllocError::Fatal(format!(
+                "claim {}, request {name}: asks for all devices, but resource pool {}/{} is {why}",
+                claim.key, p.driver, p.name
+            )));
+        }
+        let mut chosen = Vec::new();
+        for i in 0..self.devices.len() {
+            if self.selectable(i, c, r, s)? {
+                chosen.push(i);
+            }
+        }
+        if chosen.is_empty() {
+            return Ok(false);
+        }
+        let mark = self.picks[c].len();
+        for &i in &chosen {
+            if !self.available(i, c, r, s) || !self.tolerated(i, c, r, s) {
+                self.unwind(c, mark);
+                return Ok(false);
+            }
+            if !self.constraints_ok(i, c, r, s)? {
+                let d = self.devices[i].device;
+                self.unwind(c, mark);
+                return Err(AllocError::Fatal(format!(
+                    "claim {}, request {name}: cannot add device {}/{}/{} because a claim constraint would not be satisfied",
+                    claim.key, d.driver, d.pool, d.name
+                )));
+            }
+            self.push(i, c, r, s);
+        }
+        if self.picks[c].len() > MAX_DEVICES_PER_CLAIM {
+            let n = self.picks[c].len();
+            self.unwind(c, mark);
+            return Err(AllocError::Fatal(format!(
+                "claim {}: number of requested devices {n} exceeds the claim limit of {MAX_DEVICES_PER_CLAIM}",
+                claim.key
+            )));
+        }
+        if self.step(step + 1)? {
+            return Ok(true);
+        }
+        self.unwind(c, mark);
+        Ok(false)
+    }
+
+    fn push(&mut self, i: usize, c: usize, r: usize, s: usize) {
+        if !self.a.claims[c].requests[r].subs[s].admin {
+            self.used.insert(i);
+        }
+        self.picks[c].push(Pick {
+            device: i,
+            request: r,
+            sub: s,
+        });
+    }
+
+    fn pop(&mut self, c: usize) {
+        if let Some(p) = self.picks[c].pop() {
+            let admin = self.a.claims[c].requests[p.request].subs[p.sub].admin;
+            if !admin {
+                self.used.remove(&p.device);
+            }
+        }
+    }
+
+    fn unwind(&mut self, c: usize, mark: usize) {
+        while self.picks[c].len() > mark {
+            self.pop(c);
+        }
+    }
+
+    /// Not in use: by allocated claims or this attempt (admin access
+    /// ignores both, but one claim never takes a device twice).
+    fn available(&self, i: usize, c: usize, r: usize, s: usize) -> bool {
+        if self.picks[c].iter().any(|p| p.device == i) {
+            return false;
+        }
+        if self.a.claims[c].requests[r].subs[s].admin {
+            return true;
+        }
+        let d = self.devices[i].device;
+        !self.used.contains(&i)
+            && !self
+                .a
+                .in_use
+                .contains(&(d.driver.clone(), d.pool.clone(), d.name.clone()))
+    }
+
+    /// Untolerated `NoSchedule`/`NoExecute` device taints block it.
+    fn tolerated(&self, i: usize, c: usize, r: usize, s: usize) -> bool {
+        let sub = &self.a.claims[c].requests[r].subs[s];
+        self.devices[i]
+            .device
+            .taints
+            .iter()
+            .filter(|t| blocks(t))
+            .all(|t| sub.tolerations.iter().any(|tol| tolerates(tol, t)))
+    }
+
+    fn candidate(&mut self, i: usize, c: usize, r: usize, s: usize) -> Result<bool, AllocError> {
+        Ok(
+            self.available(i, c, r, s)
+                && self.selectable(i, c, r, s)?
+                && self.tolerated(i, c, r, s),
+        )
+    }
+
+    /// The class's selectors, then the request's, all true.
+    fn selectable(&mut self, i: usize, c: usize, r: usize, s: usize) -> Result<bool, AllocError> {
+        if let Some(&v) = self.selected.get(&(i, c, r, s)) {
+            return Ok(v);
+        }
+        let a = self.a;
+        let sub = &a.claims[c].requests[r].subs[s];
+        let claim_key = &a.claims[c].key;
+        let Some(class) = a.classes.get(&sub.class) else {
+            return Err(AllocError::Fatal(format!(
+                "could not retrieve device class {}",
+                sub.class
+            )));
+        };
+        let mut ok = true;
+        let class_sel = class
+            .selectors
+            .iter()
+            .enumerate()
+            .map(|(n, s)| (format!("class {}", class.name), n, s));
+        let claim_sel = sub.selectors.iter().enumerate().filter_map(|(n, s)| {
+            s.as_ref()
+                .ok()
+                .map(|s| (format!("claim {claim_key}"), n, s))
+        });
+        let selectors: Vec<_> = class_sel.chain(claim_sel).collect();
+        for (who, n, sel) in selectors {
+            let device = self.device_value(i).map_err(AllocError::Fatal)?;
+            match cel::eval(&self.root, sel, &device) {
+                Ok(true) => {}
+                Ok(false) => {
+                    ok = false;
+                    break;
+                }
+                Err(EvalError::Compile(e)) => {
+                    return Err(AllocError::Fatal(format!(
+                        "{who}: selector #{n}: CEL compile error: {e}"
+                    )));
+                }
+                Err(EvalError::Runtime(e)) => {
+                    return Err(AllocError::Fatal(format!(
+                        "{who}: selector #{n}: CEL runtime error: {e}"
+                    )));
+                }
+            }
+        }
+        self.selected.insert((i, c, r, s), ok);
+        Ok(ok)
+    }
+
+    fn device_value(&mut self, i: usize) -> Result<::cel::Value, String> {
+        let d = self.devices[i].device;
+        let domains = &self.a.domains;
+        self.values
+            .entry(i)
+            .or_insert_with(|| cel::device_value(d, domains))
+            .clone()
+    }
+
+    /// The claim's constraints that cover request `r` (subrequest `s`)
+    /// accept device `i` beside the devices the claim already took.
+    fn constraints_ok(&self, i: usize, c: usize, r: usize, s: usize) -> Result<bool, AllocError> {
+        let claim = &self.a.claims[c];
+        let covers = |requests: &[String], r: usize, s: usize| {
+            let req = &claim.requests[r];
+            requests.is_empty()
+                || requests
+                    .iter()
+                    .any(|n| *n == req.name || *n == req.subs[s].name)
+        };
+        let d = self.devices[i].device;
+        for k in &claim.constraints {
+            let (requests, attribute, distinct) = match k {
+                Constraint::Match {
+                    requests,
+                    attribute,
+                } => (requests, attribute, false),
+                Constraint::Distinct {
+                    requests,
+                    attribute,
+                } => (requests, attribute, true),
+                Constraint::Empty => continue,
+            };
+            if !covers(requests, r, s) {
+                continue;
+            }
+            let Some(value) = d.attribute(attribute) else {
+                return Ok(false);
+            };
+            if *value == Attr::Unsupported {
+                return Err(AllocError::Fatal(format!(
+                    "claim {}: attribute {attribute}: unsupported attribute value",
+                    claim.key
+                )));
+            }
+            for p in &self.picks[c] {
+                if !covers(requests, p.request, p.sub) {
+                    continue;
+                }
+                let other = self.devices[p.device].device.attribute(attribute);
+                let equal = other.is_some_and(|o| attr_eq(o, value));
+                if equal == distinct {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// One `status.allocation` per claim.
+    fn results(&self) -> Vec<Value> {
+        let mut out = Vec::new();
+        for (c, claim) in self.a.claims.iter().enumerate() {
+            let mut results = Vec::new();
+            let mut used_requests: BTreeSet<&str> = BTreeSet::new();
+            let mut classes: Vec<&str> = Vec::new();
+            let mut local = false;
+            let mut terms: Vec<Value> = Vec::new();
+            for p in &self.picks[c] {
+                let sub = &claim.requests[p.request].subs[p.sub];
+                let cand = &self.devices[p.device];
+                let d = cand.device;
+                let mut r = json!({
+                    "request": sub.name,
+                    "driver": d.driver,
+                    "pool": d.pool,
+                    "device": d.name,
+                });
+                if sub.admin {
+                    r["adminAccess"] = json!(true);
+                }
+                if !sub.tolerations_json.is_empty() {
+                    r["tolerations"] = json!(sub.tolerations_json);
+                }
+                if !d.binding_conditions.is_empty() {
+                    r["bindingConditions"] = json!(d.binding_conditions);
+                    r["bindingFailureConditions"] = json!(d.binding_failure_conditions);
+                }
+                results.push(r);
+                used_requests.insert(&claim.requests[p.request].name);
+                used_requests.insert(&sub.name);
+                if !classes.contains(&sub.class.as_str()) {
+                    classes.push(&sub.class);
+                }
+                let placement = match &d.placement {
+                    Some(pl)
+                        if pl.node_name.is_some() || pl.all_nodes || pl.node_selector.is_some() =>
+                    {
+                        pl
+                    }
+                    _ => &cand.slice.placement,
+                };
+                if placement.node_name.is_some() || d.binds_to_node {
+                    local = true;
+                } else if let Some((_, raw)) = &placement.node_selector {
+                    terms.extend(list(raw, &["nodeSelectorTerms"]).iter().cloned());
+                }
+            }
+            let mut config = Vec::new();
+            for class in classes {
+                if let Some(k) = self.a.classes.get(class) {
+                    for cfg in &k.config {
+                        let mut cfg = cfg.clone();
+                        if let Some(o) = cfg.as_object_mut() {
+                            o.insert("source".into(), json!("FromClass"));
+                        }
+                        config.push(cfg);
+                    }
+                }
+            }
+            for cfg in &claim.config {
+                let requests: Vec<&str> = list(cfg, &["requests"])
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect();
+                if requests.is_empty() || requests.iter().any(|r| used_requests.contains(r)) {
+                    let mut cfg = cfg.clone();
+                    if let Some(o) = cfg.as_object_mut() {
+                        o.insert("source".into(), json!("FromClaim"));
+                    }
+                    config.push(cfg);
+                }
+            }
+            let mut allocation = json!({ "devices": { "results": results } });
+            if !config.is_empty() {
+                allocation["devices"]["config"] = json!(config);
+            }
+            if local {
+                allocation["nodeSelector"] = json!({ "nodeSelectorTerms": [{
+                    "matchFields": [{ "key": "metadata.name", "operator": "In", "values": [self.node] }]
+                }]});
+            } else if !terms.is_empty() {
+                // Merge the single-term selectors into one term.
+                let mut expressions = Vec::new();
+                let mut fields = Vec::new();
+                for t in &terms {
+                    expressions.extend(list(t, &["matchExpressions"]).iter().cloned());
+                    fields.extend(list(t, &["matchFields"]).iter().cloned());
+                }
+                let mut term = json!({});
+                if !expressions.is_empty() {
+                    term["matchExpressions"] = json!(expressions);
+                }
+                if !fields.is_empty() {
+                    term["matchFields"] = json!(fields);
+                }
+                allocation["nodeSelector"] = json!({ "nodeSelectorTerms": [term] });
+            }
+            out.push(allocation);
+        }
+        out
+    }
+}
