@@ -607,7 +607,8 @@ impl<'a> Search<'a> {
         for (c, claim) in self.a.claims.iter().enumerate() {
             let mut results = Vec::new();
             let mut used_requests: BTreeSet<&str> = BTreeSet::new();
-            let mut classes: Vec<&str> = Vec::new();
+            // Each used class, with the requests that used it.
+            let mut classes: Vec<(&str, Vec<&str>)> = Vec::new();
             let mut local = false;
             let mut terms: Vec<Value> = Vec::new();
             for p in &self.picks[c] {
@@ -633,8 +634,13 @@ impl<'a> Search<'a> {
                 results.push(r);
                 used_requests.insert(&claim.requests[p.request].name);
                 used_requests.insert(&sub.name);
-                if !classes.contains(&sub.class.as_str()) {
-                    classes.push(&sub.class);
+                match classes.iter_mut().find(|(c, _)| *c == sub.class) {
+                    Some((_, requests)) => {
+                        if !requests.contains(&sub.name.as_str()) {
+                            requests.push(&sub.name);
+                        }
+                    }
+                    None => classes.push((&sub.class, vec![&sub.name])),
                 }
                 let placement = match &d.placement {
                     Some(pl)
@@ -651,12 +657,13 @@ impl<'a> Search<'a> {
                 }
             }
             let mut config = Vec::new();
-            for class in classes {
+            for (class, requests) in classes {
                 if let Some(k) = self.a.classes.get(class) {
                     for cfg in &k.config {
                         let mut cfg = cfg.clone();
                         if let Some(o) = cfg.as_object_mut() {
                             o.insert("source".into(), json!("FromClass"));
+                            o.insert("requests".into(), json!(requests));
                         }
                         config.push(cfg);
                     }
