@@ -81,7 +81,9 @@ impl Semver {
         parts.next().is_none().then_some(v)
     }
 
-    fn cmp(&self, o: &Semver) -> Ordering {
+    /// Semver precedence: numbers, then a pre-release before the release,
+    /// pre-release identifiers numerically or lexically.
+    pub fn precedence(&self, o: &Semver) -> Ordering {
         (self.major, self.minor, self.patch)
             .cmp(&(o.major, o.minor, o.patch))
             .then_with(|| match (self.pre.is_empty(), o.pre.is_empty()) {
@@ -125,7 +127,7 @@ fn semver(v: &Value) -> Option<&Semver> {
 
 fn compare(f: &str, a: &Value, b: &Value) -> Result<Ordering, ExecutionError> {
     if let (Some(x), Some(y)) = (semver(a), semver(b)) {
-        return Ok(x.cmp(y));
+        return Ok(x.precedence(y));
     }
     match (a, b) {
         (Value::Opaque(_), Value::Opaque(_)) => match (qty(a), qty(b)) {

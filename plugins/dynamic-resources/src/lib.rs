@@ -44,8 +44,11 @@
 //!   out of scope here.
 //! - Extended resources backed by DRA (`DRAExtendedResource`): needs the
 //!   NodeResourcesFit delegation and a scheduler-owned claim.
-//! - Binding conditions in Filter (failed or timed-out bindings of
-//!   allocated claims): needs a clock and a binding controller.
+//! - Binding conditions: a failed binding (a `bindingFailureConditions`
+//!   type `True` in `status.devices`) makes an allocated claim
+//!   unavailable, but the binding timeout (allocation timestamp plus
+//!   `bindingTimeout`) needs a clock and is not checked; PreBind's wait
+//!   is the host's.
 //! - Partitionable devices' counter *consumption* (`consumesCounters`
 //!   against `sharedCounters`) and consumable capacity (`capacity.requests`,
 //!   shared allocations with `shareID`): pools are validated, but counters
@@ -79,6 +82,9 @@ pub struct DynamicResources;
 pub struct State {
     /// The allocated claims' `status.allocation.nodeSelector`s.
     allocated: Vec<NodeSelector>,
+    /// An allocated claim's device binding failed: the claim is not
+    /// available on any node.
+    binding_failed: bool,
     /// The unallocated claims, ready to allocate per node.
     allocator: Option<Allocator>,
 }
@@ -134,6 +140,7 @@ fn prepare(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<State>, Status
             if let Some(sel) = allocation.get("nodeSelector").filter(|s| !s.is_null()) {
                 state.allocated.push(json::node_selector(sel));
             }
+            state.binding_failed |= binding_failed(c.value);
             continue;
         }
         let key = c.key();
@@ -158,6 +165,31 @@ fn prepare(pod: &Pod, cluster: &dyn ClusterView) -> Result<Option<State>, Status
         state.allocator = Some(build_allocator(pending, cluster));
     }
     Ok(Some(state))
+}
+
+/// Whether a device of an allocated claim reports one of its
+/// `bindingFailureConditions` as `True` in `status.devices` (binding
+/// conditions and device status are on by default in 1.36). The binding
+/// timeout needs a clock and is not checked.
+fn binding_failed(claim: &Value) -> bool {
+    let devices = list(claim, &["status", "devices"]);
+    list(claim, &["status", "allocation", "devices", "results"])
+        .iter()
+        .any(|r| {
+            let failures: Vec<&str> = list(r, &["bindingFailureConditions"])
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            !failures.is_empty()
+                && devices.iter().any(|d| {
+                    ["driver", "pool", "device"]
+                        .iter()
+                        .all(|k| text(d, &[k]) == text(r, &[k]))
+                        && list(d, &["conditions"]).iter().any(|c| {
+                            failures.contains(&text(c, &["type"])) && text(c, &["status"]) == "True"
+                        })
+                })
+        })
 }
 
 /// A request's class must be named and exist.
@@ -261,10 +293,11 @@ fn build_allocator(claims: Vec<allocator::Claim>, cluster: &dyn ClusterView) -> 
 
 /// Filter: allocated claims' node selectors, then allocation on the node.
 fn filter(state: &State, node: &Node) -> Status {
-    let unavailable = state
-        .allocated
-        .iter()
-        .any(|s| !s.matches(&node.name, &node.labels));
+    let unavailable = state.binding_failed
+        || state
+            .allocated
+            .iter()
+            .any(|s| !s.matches(&node.name, &node.labels));
     if let Some(a) = &state.allocator {
         match a.allocate(&node.name, &node.labels) {
             Ok(Some(_)) => {}
@@ -280,3 +313,6 @@ fn filter(state: &State, node: &Node) -> Status {
 }
 
 export_plugin!(DynamicResources);
+
+#[cfg(test)]
+mod tests;
