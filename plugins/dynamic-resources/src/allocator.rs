@@ -9,9 +9,9 @@ use crate::cel::{self, EvalError, Selector};
 use crate::json::{at, int, list, text};
 use crate::slices::{Attr, Device, Pool, Slice, pools_for};
 use serde_json::{Value, json};
-use sift_sdk::Labels;
 use sift_sdk::model::{Taint, Toleration};
 use sift_sdk::toleration::tolerates;
+use sift_sdk::{Labels, Quantity};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// At most this many devices per claim (`AllocationResultsMaxSize`).
@@ -200,6 +200,52 @@ pub struct Allocator {
     pub domains: BTreeSet<String>,
 }
 
+/// A pool's shared counters (partitionable devices): each counter's value
+/// and what devices of allocated claims already consume of it.
+#[derive(Default)]
+struct PoolCounters {
+    value: HashMap<(String, String), Quantity>,
+    consumed: HashMap<(String, String), Quantity>,
+}
+
+impl PoolCounters {
+    /// Over every slice of the pool's newest generation, cluster-wide: the
+    /// counter sets may sit in a slice of their own, and devices of other
+    /// nodes may draw on them.
+    fn of(a: &Allocator, driver: &str, pool: &str) -> PoolCounters {
+        let slices: Vec<&Slice> = a
+            .slices
+            .iter()
+            .filter(|s| s.driver == driver && s.pool == pool)
+            .collect();
+        let generation = slices.iter().map(|s| s.generation).max().unwrap_or(0);
+        let mut out = PoolCounters::default();
+        for s in slices.iter().filter(|s| s.generation == generation) {
+            for (set, counters) in &s.counter_sets {
+                for (name, q) in counters {
+                    out.value.insert((set.clone(), name.clone()), *q);
+                }
+            }
+            for d in &s.devices {
+                let id = (d.driver.clone(), d.pool.clone(), d.name.clone());
+                if !a.in_use.contains(&id) {
+                    continue;
+                }
+                for (set, counters) in &d.consumes {
+                    for (name, q) in counters {
+                        let e = out
+                            .consumed
+                            .entry((set.clone(), name.clone()))
+                            .or_insert(Quantity::ZERO);
+                        *e = e.saturating_add(*q);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// A device picked in this attempt.
 #[derive(Clone)]
 struct Pick {
@@ -228,6 +274,8 @@ struct Search<'a> {
     used: HashSet<usize>,
     root: ::cel::Context<'static, 'static>,
     values: HashMap<usize, Result<::cel::Value, String>>,
+    /// Per pool: shared counters, and what allocated devices consume.
+    counters: HashMap<(String, String), PoolCounters>,
     selected: HashMap<(usize, usize, usize, usize), bool>,
 }
 
@@ -308,6 +356,7 @@ impl Allocator {
             used: HashSet::new(),
             root: cel::context(),
             values: HashMap::new(),
+            counters: HashMap::new(),
             selected: HashMap::new(),
         };
         if search.step(0)? {
@@ -401,7 +450,7 @@ impl<'a> Search<'a> {
         }
         let mark = self.picks[c].len();
         for &i in &chosen {
-            if !self.available(i, c, r, s) || !self.tolerated(i, c, r, s) {
+            if !self.available(i, c, r, s) || !self.tolerated(i, c, r, s) || !self.counters_fit(i) {
                 self.unwind(c, mark);
                 return Ok(false);
             }
@@ -485,11 +534,57 @@ impl<'a> Search<'a> {
     }
 
     fn candidate(&mut self, i: usize, c: usize, r: usize, s: usize) -> Result<bool, AllocError> {
-        Ok(
-            self.available(i, c, r, s)
-                && self.selectable(i, c, r, s)?
-                && self.tolerated(i, c, r, s),
-        )
+        Ok(self.available(i, c, r, s)
+            && self.selectable(i, c, r, s)?
+            && self.tolerated(i, c, r, s)
+            && self.counters_fit(i))
+    }
+
+    /// Partitionable devices: what the device consumes, with what
+    /// allocated devices and this attempt's picks consume, fits each
+    /// shared counter of its pool.
+    fn counters_fit(&mut self, i: usize) -> bool {
+        let d = self.devices[i].device;
+        if d.consumes.is_empty() {
+            return true;
+        }
+        let key = (d.driver.clone(), d.pool.clone());
+        let a = self.a;
+        let pool = self
+            .counters
+            .entry(key)
+            .or_insert_with(|| PoolCounters::of(a, &d.driver, &d.pool));
+        for (set, counters) in &d.consumes {
+            for (name, amount) in counters {
+                let k = (set.clone(), name.clone());
+                let Some(value) = pool.value.get(&k) else {
+                    return false;
+                };
+                let mut total = pool
+                    .consumed
+                    .get(&k)
+                    .copied()
+                    .unwrap_or(Quantity::ZERO)
+                    .saturating_add(*amount);
+                for &j in &self.used {
+                    let o = self.devices[j].device;
+                    if o.driver != d.driver || o.pool != d.pool {
+                        continue;
+                    }
+                    for (oset, oc) in &o.consumes {
+                        if oset == set
+                            && let Some(q) = oc.get(name)
+                        {
+                            total = total.saturating_add(*q);
+                        }
+                    }
+                }
+                if total > *value {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// The class's selectors, then the request's, all true.

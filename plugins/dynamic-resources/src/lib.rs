@@ -23,7 +23,10 @@
 //! another claim of the pod, unless `adminAccess`; `exactly` requests
 //! with `ExactCount` (`count`) and `All`; `firstAvailable` subrequests in
 //! order; DeviceClass and request CEL selectors ([`cel`]);
-//! `matchAttribute` and `distinctAttribute` constraints; untolerated
+//! `matchAttribute` and `distinctAttribute` constraints (the latter as
+//! "all different"); partitionable devices' `consumesCounters` against
+//! their pool's `sharedCounters`, counting allocated devices and this
+//! attempt's picks; untolerated
 //! `NoSchedule`/`NoExecute` device taints; the 32-devices-per-claim
 //! limit. Reasons and codes are upstream's: UAU `cannot allocate all
 //! claims`, `invalid resource pools were encountered`, `resourceclaim not
@@ -49,10 +52,12 @@
 //!   unavailable, but the binding timeout (allocation timestamp plus
 //!   `bindingTimeout`) needs a clock and is not checked; PreBind's wait
 //!   is the host's.
-//! - Partitionable devices' counter *consumption* (`consumesCounters`
-//!   against `sharedCounters`) and consumable capacity (`capacity.requests`,
-//!   shared allocations with `shareID`): pools are validated, but counters
-//!   and capacities are not debited, so such devices may be over-allocated.
+//! - Consumable capacity (`DRAConsumableCapacity`, beta and on in 1.36):
+//!   `capacity.requests` and request policies are not checked, devices with
+//!   `allowMultipleAllocations` are treated as dedicated (never shared), and
+//!   allocated results carrying a `shareID` are treated as holding the
+//!   device; so a shared device is never offered twice, where upstream
+//!   would share it while its capacity lasts.
 //! - CEL differences listed in [`cel`] (no type checking, cel-rust error
 //!   texts, no cost limit, some Kubernetes libraries).
 //! - A malformed allocation `nodeSelector` term matches no node, where

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sift_sdk::model::Taint;
 use sift_sdk::selector::NodeSelector;
 use sift_sdk::{Labels, Quantity};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 /// A device attribute value (`int`, `bool`, `string`, `version`); a list
 /// value (1.36 has `DRAListTypeAttributes` off) is `Unsupported`.
@@ -55,6 +55,31 @@ impl Placement {
     }
 }
 
+/// Counter name → amount.
+pub type Counters = BTreeMap<String, Quantity>;
+
+fn counters(v: &Value) -> Counters {
+    at(v, &["counters"])
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .map(|(k, c)| {
+            (
+                k.clone(),
+                quantity(c.get("value")).unwrap_or(Quantity::ZERO),
+            )
+        })
+        .collect()
+}
+
+fn quantity(v: Option<&Value>) -> Option<Quantity> {
+    match v? {
+        Value::String(s) => Quantity::parse(s).ok(),
+        Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
+        _ => None,
+    }
+}
+
 /// One device of a slice.
 #[derive(Clone, Debug)]
 pub struct Device {
@@ -72,8 +97,9 @@ pub struct Device {
     pub binds_to_node: bool,
     /// With `perDeviceNodeSelection`: the device's own placement.
     pub placement: Option<Placement>,
-    /// `(counterSet, counter names)` it consumes (only validated).
-    pub consumes: Vec<(String, Vec<String>)>,
+    /// `(counterSet, counter → amount)` it consumes from its pool's
+    /// shared counters (partitionable devices).
+    pub consumes: Vec<(String, Counters)>,
 }
 
 impl Device {
@@ -97,8 +123,8 @@ pub struct Slice {
     pub slice_count: i64,
     pub placement: Placement,
     pub per_device: bool,
-    /// Counter set name → counter names.
-    pub counter_sets: Vec<(String, BTreeSet<String>)>,
+    /// Shared counter sets: name → counter → value.
+    pub counter_sets: Vec<(String, Counters)>,
     pub devices: Vec<Device>,
 }
 
@@ -131,13 +157,7 @@ impl Slice {
         let per_device = flag(spec, &["perDeviceNodeSelection"]);
         let counter_sets = list(spec, &["sharedCounters"])
             .iter()
-            .map(|c| {
-                let names = at(c, &["counters"])
-                    .and_then(Value::as_object)
-                    .map(|m| m.keys().cloned().collect())
-                    .unwrap_or_default();
-                (text(c, &["name"]).to_string(), names)
-            })
+            .map(|c| (text(c, &["name"]).to_string(), counters(c)))
             .collect();
         let devices = list(spec, &["devices"])
             .iter()
@@ -155,14 +175,7 @@ impl Slice {
                     .and_then(Value::as_object)
                     .into_iter()
                     .flatten()
-                    .filter_map(|(k, v)| {
-                        let q = match v.get("value")? {
-                            Value::String(s) => Quantity::parse(s).ok()?,
-                            Value::Number(n) => Quantity::parse(&n.to_string()).ok()?,
-                            _ => return None,
-                        };
-                        Some((split_name(k, &driver), q))
-                    })
+                    .filter_map(|(k, v)| Some((split_name(k, &driver), quantity(v.get("value"))?)))
                     .collect(),
                 taints: list(d, &["taints"])
                     .iter()
@@ -179,13 +192,7 @@ impl Slice {
                 placement: per_device.then(|| Placement::of(d)),
                 consumes: list(d, &["consumesCounters"])
                     .iter()
-                    .map(|c| {
-                        let names = at(c, &["counters"])
-                            .and_then(Value::as_object)
-                            .map(|m| m.keys().cloned().collect())
-                            .unwrap_or_default();
-                        (text(c, &["counterSet"]).to_string(), names)
-                    })
+                    .map(|c| (text(c, &["counterSet"]).to_string(), counters(c)))
                     .collect(),
             })
             .collect();
@@ -304,7 +311,7 @@ pub fn pools_for<'a>(all: &'a [Slice], node: &str, labels: &Labels) -> Vec<Pool<
 fn invalid<'a>(slices: impl Iterator<Item = &'a Slice>) -> bool {
     let slices: Vec<&Slice> = slices.collect();
     let mut devices = HashSet::new();
-    let mut sets: BTreeMap<&str, &BTreeSet<String>> = BTreeMap::new();
+    let mut sets: BTreeMap<&str, &Counters> = BTreeMap::new();
     for s in &slices {
         for (name, counters) in &s.counter_sets {
             if sets.insert(name, counters).is_some() {
@@ -320,7 +327,7 @@ fn invalid<'a>(slices: impl Iterator<Item = &'a Slice>) -> bool {
             for (set, counters) in &d.consumes {
                 match sets.get(set.as_str()) {
                     None => return true,
-                    Some(known) if counters.iter().any(|c| !known.contains(c)) => return true,
+                    Some(known) if counters.keys().any(|c| !known.contains_key(c)) => return true,
                     Some(_) => {}
                 }
             }
