@@ -5,6 +5,7 @@
 //! requests and claims. [`Allocator::allocate`] returns one
 //! `status.allocation`-shaped value per claim, for Reserve to write.
 
+use crate::capacity::{self, Amounts};
 use crate::cel::{self, EvalError, Selector};
 use crate::json::{at, int, list, text};
 use crate::slices::{Attr, Device, Pool, Slice, pools_for};
@@ -52,6 +53,8 @@ pub struct Sub {
     pub admin: bool,
     pub tolerations: Vec<Toleration>,
     pub tolerations_json: Vec<Value>,
+    /// `capacity.requests` (consumable capacity).
+    pub capacity: Vec<(String, Quantity)>,
     /// A malformed request (e.g. an unknown allocation mode).
     pub error: Option<String>,
 }
@@ -123,6 +126,7 @@ fn sub(claim: &str, name: String, v: &Value) -> Sub {
             })
             .collect(),
         tolerations_json,
+        capacity: capacity::requests(v),
         error,
         name,
     }
@@ -194,8 +198,12 @@ pub struct Allocator {
     pub claims: Vec<Claim>,
     pub classes: HashMap<String, Class>,
     pub slices: Vec<Slice>,
-    /// Devices held by allocated claims (admin-access results excepted).
+    /// Devices held by allocated claims (admin-access results and shared
+    /// allocations excepted).
     pub in_use: HashSet<DeviceId>,
+    /// What shared allocations (results with a `shareID`) consume of
+    /// multi-allocatable devices.
+    pub shared: HashMap<DeviceId, Amounts>,
     /// Attribute/capacity domains `device` answers with an empty map.
     pub domains: BTreeSet<String>,
 }
@@ -254,6 +262,9 @@ struct Pick {
     /// Index of the request in its claim, and of the subrequest.
     request: usize,
     sub: usize,
+    /// For a device with `allowMultipleAllocations`: what this pick
+    /// consumes of its capacities (the device stays available to others).
+    shared: Option<Amounts>,
 }
 
 struct Candidate<'a> {
@@ -450,7 +461,11 @@ impl<'a> Search<'a> {
         }
         let mark = self.picks[c].len();
         for &i in &chosen {
-            if !self.available(i, c, r, s) || !self.tolerated(i, c, r, s) || !self.counters_fit(i) {
+            if !self.available(i, c, r, s)
+                || !self.tolerated(i, c, r, s)
+                || !self.capacity_fits(i, c, r, s)
+                || !self.counters_fit(i)
+            {
                 self.unwind(c, mark);
                 return Ok(false);
             }
@@ -480,20 +495,28 @@ impl<'a> Search<'a> {
     }
 
     fn push(&mut self, i: usize, c: usize, r: usize, s: usize) {
-        if !self.a.claims[c].requests[r].subs[s].admin {
-            self.used.insert(i);
-        }
+        let sub = &self.a.claims[c].requests[r].subs[s];
+        let d = self.devices[i].device;
+        let shared = if d.allow_multiple {
+            capacity::consumption(d, &sub.capacity)
+        } else {
+            if !sub.admin {
+                self.used.insert(i);
+            }
+            None
+        };
         self.picks[c].push(Pick {
             device: i,
             request: r,
             sub: s,
+            shared,
         });
     }
 
     fn pop(&mut self, c: usize) {
         if let Some(p) = self.picks[c].pop() {
             let admin = self.a.claims[c].requests[p.request].subs[p.sub].admin;
-            if !admin {
+            if !admin && p.shared.is_none() {
                 self.used.remove(&p.device);
             }
         }
@@ -508,6 +531,18 @@ impl<'a> Search<'a> {
     /// Not in use: by allocated claims or this attempt (admin access
     /// ignores both, but one claim never takes a device twice).
     fn available(&self, i: usize, c: usize, r: usize, s: usize) -> bool {
+        let d = self.devices[i].device;
+        if d.allow_multiple {
+            // Shared: not held exclusively, not twice for one request;
+            // its capacity decides the rest.
+            return !self.picks[c]
+                .iter()
+                .any(|p| p.device == i && p.request == r)
+                && !self
+                    .a
+                    .in_use
+                    .contains(&(d.driver.clone(), d.pool.clone(), d.name.clone()));
+        }
         if self.picks[c].iter().any(|p| p.device == i) {
             return false;
         }
@@ -537,7 +572,37 @@ impl<'a> Search<'a> {
         Ok(self.available(i, c, r, s)
             && self.selectable(i, c, r, s)?
             && self.tolerated(i, c, r, s)
+            && self.capacity_fits(i, c, r, s)
             && self.counters_fit(i))
+    }
+
+    /// Consumable capacity: the request's capacity fits the device (its
+    /// policy, its value); for a multi-allocatable device, together with
+    /// what shared allocations and this attempt's picks consume.
+    fn capacity_fits(&self, i: usize, c: usize, r: usize, s: usize) -> bool {
+        let d = self.devices[i].device;
+        let sub = &self.a.claims[c].requests[r].subs[s];
+        let Some(mut total) = capacity::consumption(d, &sub.capacity) else {
+            return false;
+        };
+        if !d.allow_multiple {
+            return true;
+        }
+        if let Some(held) = self
+            .a
+            .shared
+            .get(&(d.driver.clone(), d.pool.clone(), d.name.clone()))
+        {
+            capacity::add(&mut total, held);
+        }
+        for p in self.picks.iter().flatten().filter(|p| p.device == i) {
+            if let Some(more) = &p.shared {
+                capacity::add(&mut total, more);
+            }
+        }
+        total
+            .iter()
+            .all(|(k, q)| d.capacity.get(k).is_none_or(|v| q <= v))
     }
 
     /// Partitionable devices: what the device consumes, with what
@@ -699,6 +764,7 @@ impl<'a> Search<'a> {
     /// One `status.allocation` per claim.
     fn results(&self) -> Vec<Value> {
         let mut out = Vec::new();
+        let mut share = 0u64;
         for (c, claim) in self.a.claims.iter().enumerate() {
             let mut results = Vec::new();
             let mut used_requests: BTreeSet<&str> = BTreeSet::new();
@@ -721,6 +787,22 @@ impl<'a> Search<'a> {
                 }
                 if !sub.tolerations_json.is_empty() {
                     r["tolerations"] = json!(sub.tolerations_json);
+                }
+                if let Some(consumed) = &p.shared {
+                    share += 1;
+                    r["shareID"] = json!(format!("00000000-0000-4000-8000-{share:012x}"));
+                    let amounts: serde_json::Map<String, Value> = consumed
+                        .iter()
+                        .map(|((domain, id), q)| {
+                            let name = if *domain == d.driver {
+                                id.clone()
+                            } else {
+                                format!("{domain}/{id}")
+                            };
+                            (name, json!(capacity::format(*q)))
+                        })
+                        .collect();
+                    r["consumedCapacity"] = Value::Object(amounts);
                 }
                 if !d.binding_conditions.is_empty() {
                     r["bindingConditions"] = json!(d.binding_conditions);

@@ -24,9 +24,9 @@
 //! with `ExactCount` (`count`) and `All`; `firstAvailable` subrequests in
 //! order; DeviceClass and request CEL selectors ([`cel`]);
 //! `matchAttribute` and `distinctAttribute` constraints (the latter as
-//! "all different"); partitionable devices' `consumesCounters` against
-//! their pool's `sharedCounters`, counting allocated devices and this
-//! attempt's picks; untolerated
+//! "all different"); consumable capacity ([`capacity`]); partitionable
+//! devices' `consumesCounters` against their pool's `sharedCounters`,
+//! counting allocated devices and this attempt's picks; untolerated
 //! `NoSchedule`/`NoExecute` device taints; the 32-devices-per-claim
 //! limit. Reasons and codes are upstream's: UAU `cannot allocate all
 //! claims`, `invalid resource pools were encountered`, `resourceclaim not
@@ -52,18 +52,20 @@
 //!   unavailable, but the binding timeout (allocation timestamp plus
 //!   `bindingTimeout`) needs a clock and is not checked; PreBind's wait
 //!   is the host's.
-//! - Consumable capacity (`DRAConsumableCapacity`, beta and on in 1.36):
-//!   `capacity.requests` and request policies are not checked, devices with
-//!   `allowMultipleAllocations` are treated as dedicated (never shared), and
-//!   allocated results carrying a `shareID` are treated as holding the
-//!   device; so a shared device is never offered twice, where upstream
-//!   would share it while its capacity lasts.
+//! - Consumable capacity is covered ([`capacity`]: `capacity.requests`,
+//!   request policies, sharing of `allowMultipleAllocations` devices,
+//!   other pods' shared allocations by `consumedCapacity`), but amounts are
+//!   compared to thousandths, `distinctAttribute` is "all different" where
+//!   upstream compares a new device with the last one stored per request,
+//!   and the `shareID`s results carry are placeholders numbered per attempt
+//!   (Reserve must give each a fresh UID, as upstream does).
 //! - CEL differences listed in [`cel`] (no type checking, cel-rust error
 //!   texts, no cost limit, some Kubernetes libraries).
 //! - A malformed allocation `nodeSelector` term matches no node, where
 //!   upstream fails PreFilter with its parse error.
 
 pub mod allocator;
+pub mod capacity;
 pub mod cel;
 pub mod claims;
 mod json;
@@ -234,6 +236,7 @@ fn build_allocator(claims: Vec<allocator::Claim>, cluster: &dyn ClusterView) -> 
         .map(|(name, v)| slices::Slice::parse(name, v))
         .collect();
     let mut in_use = HashSet::new();
+    let mut shared: HashMap<allocator::DeviceId, capacity::Amounts> = HashMap::new();
     for (_, claim) in cluster.objects("ResourceClaim") {
         if !is_set(claim, &["status", "allocation"]) {
             continue;
@@ -242,11 +245,16 @@ fn build_allocator(claims: Vec<allocator::Claim>, cluster: &dyn ClusterView) -> 
             if r.get("adminAccess").and_then(Value::as_bool) == Some(true) {
                 continue;
             }
-            in_use.insert((
+            let id = (
                 text(r, &["driver"]).to_string(),
                 text(r, &["pool"]).to_string(),
                 text(r, &["device"]).to_string(),
-            ));
+            );
+            if is_set(r, &["shareID"]) {
+                capacity::add(shared.entry(id).or_default(), &capacity::consumed(r));
+            } else {
+                in_use.insert(id);
+            }
         }
     }
     // Domains `device.attributes[...]` answers with an empty map: every
@@ -292,6 +300,7 @@ fn build_allocator(claims: Vec<allocator::Claim>, cluster: &dyn ClusterView) -> 
         classes,
         slices,
         in_use,
+        shared,
         domains,
     }
 }

@@ -90,6 +90,8 @@ pub struct Device {
     /// driver.
     pub attributes: BTreeMap<(String, String), Attr>,
     pub capacity: BTreeMap<(String, String), Quantity>,
+    /// Capacities' `requestPolicy` (consumable capacity).
+    pub policies: BTreeMap<(String, String), crate::capacity::Policy>,
     pub taints: Vec<Taint>,
     pub allow_multiple: bool,
     pub binding_conditions: Vec<String>,
@@ -128,7 +130,8 @@ pub struct Slice {
     pub devices: Vec<Device>,
 }
 
-fn split_name<'a>(name: &'a str, driver: &'a str) -> (String, String) {
+/// `domain/id`, or a bare id under the driver's domain.
+pub fn split_name(name: &str, driver: &str) -> (String, String) {
     match name.split_once('/') {
         Some((d, i)) => (d.to_string(), i.to_string()),
         None => (driver.to_string(), name.to_string()),
@@ -176,6 +179,14 @@ impl Slice {
                     .into_iter()
                     .flatten()
                     .filter_map(|(k, v)| Some((split_name(k, &driver), quantity(v.get("value"))?)))
+                    .collect(),
+                policies: at(d, &["capacity"])
+                    .and_then(Value::as_object)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|(k, v)| {
+                        Some((split_name(k, &driver), crate::capacity::Policy::parse(v)?))
+                    })
                     .collect(),
                 taints: list(d, &["taints"])
                     .iter()

@@ -144,3 +144,37 @@ fn string_literals_are_domain_candidates() {
     let l = cel::string_literals(r#"device.attributes["a.example.com"].x == 'y'"#);
     assert!(l.contains("a.example.com") && l.contains("y"));
 }
+
+#[test]
+fn shared_picks_carry_share_ids_and_consumed_capacity() {
+    let mut c0 = claim("c0", "gpu", 1);
+    c0["spec"]["devices"]["requests"][0]["exactly"]["capacity"] = json!({"requests": {"mem": "1"}});
+    let mut c1 = c0.clone();
+    c1["metadata"]["name"] = json!("c1");
+    let objects = vec![
+        c0,
+        c1,
+        class("gpu", None),
+        slice(
+            "s",
+            "n1",
+            json!([{"name": "d0", "allowMultipleAllocations": true,
+                    "capacity": {"mem": {"value": "4", "requestPolicy":
+                        {"default": "2", "validRange": {"min": "2", "step": "2", "max": "4"}}}}}]),
+        ),
+    ];
+    let st = state(&pod(&["c0", "c1"]), objects).unwrap().unwrap();
+    let n = node("n1");
+    let got = st
+        .allocator
+        .as_ref()
+        .unwrap()
+        .allocate(&n.name, &n.labels)
+        .unwrap()
+        .unwrap();
+    let results: Vec<&Value> = got.iter().map(|a| &a["devices"]["results"][0]).collect();
+    assert_eq!(results[0]["device"], "d0");
+    assert_eq!(results[1]["device"], "d0");
+    assert_eq!(results[0]["consumedCapacity"], json!({"mem": "2"}));
+    assert_ne!(results[0]["shareID"], results[1]["shareID"]);
+}
