@@ -33,8 +33,9 @@
 //! available on the node`; an allocator error (a CEL error, a malformed
 //! claim) is `Error`.
 //!
-//! [`allocator::Allocator::allocate`] returns the chosen devices per
-//! claim, shaped as `status.allocation`, for a later Reserve/PreBind.
+//! [`State::allocations`] (over [`allocator::Allocator::allocate`])
+//! returns the chosen devices per claim, shaped as `status.allocation`,
+//! for a later Reserve/PreBind.
 //!
 //! Not covered, and why:
 //! - Reserve, PreBind, Unreserve, PostFilter (writing allocations,
@@ -122,6 +123,29 @@ impl Plugin for DynamicResources {
 
     fn filter(&self, _: &Pod, state: &State, node: &Node) -> Status {
         filter(state, node)
+    }
+}
+
+impl State {
+    /// What Reserve would write for `node`: for each claim of the pod that
+    /// is not allocated yet, its key (`<namespace>/<name>`) and a value
+    /// shaped as its `status.allocation` (`devices.results[]` with
+    /// `request`, `driver`, `pool`, `device` and, where they apply,
+    /// `adminAccess`, `tolerations`, `shareID`, `consumedCapacity`,
+    /// `bindingConditions`; `devices.config[]`; `nodeSelector`).
+    /// `Ok(Some(vec![]))` when every claim is already allocated;
+    /// `Ok(None)` when the claims cannot all be allocated on the node.
+    pub fn allocations(&self, node: &Node) -> Result<Option<Vec<(String, Value)>>, AllocError> {
+        let Some(a) = &self.allocator else {
+            return Ok(Some(Vec::new()));
+        };
+        Ok(a.allocate(&node.name, &node.labels)?.map(|allocations| {
+            a.claims
+                .iter()
+                .map(|c| c.key.clone())
+                .zip(allocations)
+                .collect()
+        }))
     }
 }
 

@@ -178,3 +178,23 @@ fn shared_picks_carry_share_ids_and_consumed_capacity() {
     assert_eq!(results[0]["consumedCapacity"], json!({"mem": "2"}));
     assert_ne!(results[0]["shareID"], results[1]["shareID"]);
 }
+
+#[test]
+fn registers_natively_under_its_name() {
+    assert_eq!(crate::sift_native_plugin().name, "DynamicResources");
+}
+
+#[test]
+fn state_allocations_name_their_claims() {
+    let objects = vec![
+        claim("c", "gpu", 1),
+        class("gpu", None),
+        slice("s", "n1", json!([{"name": "d0"}])),
+    ];
+    let st = state(&pod(&["c"]), objects).unwrap().unwrap();
+    let got = st.allocations(&node("n1")).unwrap().unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, "default/c");
+    assert_eq!(got[0].1["devices"]["results"][0]["device"], "d0");
+    assert_eq!(st.allocations(&node("n2")), Ok(None));
+}
