@@ -388,6 +388,19 @@ fn attr_eq(a: &Attr, b: &Attr) -> bool {
     a == b
 }
 
+/// Same key, operator and set of values.
+fn same_requirement(a: &Value, b: &Value) -> bool {
+    let values = |v: &Value| -> BTreeSet<String> {
+        list(v, &["values"])
+            .iter()
+            .filter_map(|s| s.as_str().map(str::to_string))
+            .collect()
+    };
+    text(a, &["key"]) == text(b, &["key"])
+        && text(a, &["operator"]) == text(b, &["operator"])
+        && values(a) == values(b)
+}
+
 impl<'a> Search<'a> {
     fn step(&mut self, step: usize) -> Result<bool, AllocError> {
         let Some(&(c, r)) = self.steps.get(step) else {
@@ -662,8 +675,8 @@ impl<'a> Search<'a> {
         let claim_key = &a.claims[c].key;
         let Some(class) = a.classes.get(&sub.class) else {
             return Err(AllocError::Fatal(format!(
-                "could not retrieve device class {}",
-                sub.class
+                "claim {claim_key}, request {}: could not retrieve device class {}: deviceclass.resource.k8s.io \"{}\" not found",
+                sub.name, sub.class, sub.class
             )));
         };
         let mut ok = true;
@@ -742,10 +755,8 @@ impl<'a> Search<'a> {
                 return Ok(false);
             };
             if *value == Attr::Unsupported {
-                return Err(AllocError::Fatal(format!(
-                    "claim {}: attribute {attribute}: unsupported attribute value",
-                    claim.key
-                )));
+                // A value of no known type never matches.
+                return Ok(false);
             }
             for p in &self.picks[c] {
                 if !covers(requests, p.request, p.sub) {
@@ -871,9 +882,17 @@ impl<'a> Search<'a> {
                 // Merge the single-term selectors into one term.
                 let mut expressions = Vec::new();
                 let mut fields = Vec::new();
+                // Requirements already present are not repeated.
+                let add = |to: &mut Vec<Value>, from: &[Value]| {
+                    for r in from {
+                        if !to.iter().any(|t| same_requirement(t, r)) {
+                            to.push(r.clone());
+                        }
+                    }
+                };
                 for t in &terms {
-                    expressions.extend(list(t, &["matchExpressions"]).iter().cloned());
-                    fields.extend(list(t, &["matchFields"]).iter().cloned());
+                    add(&mut expressions, list(t, &["matchExpressions"]));
+                    add(&mut fields, list(t, &["matchFields"]));
                 }
                 let mut term = json!({});
                 if !expressions.is_empty() {

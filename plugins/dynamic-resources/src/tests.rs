@@ -198,3 +198,46 @@ fn state_allocations_name_their_claims() {
     assert_eq!(got[0].1["devices"]["results"][0]["device"], "d0");
     assert_eq!(st.allocations(&node("n2")), Ok(None));
 }
+
+#[test]
+fn network_attached_devices_merge_their_selectors() {
+    let sel = |key: &str, op_field: bool, v: &str| {
+        let req = json!([{"key": key, "operator": "In", "values": [v]}]);
+        if op_field {
+            json!({"nodeSelectorTerms": [{"matchFields": req}]})
+        } else {
+            json!({"nodeSelectorTerms": [{"matchExpressions": req}]})
+        }
+    };
+    let net = |name: &str, selector: Value| {
+        json!({"kind": "ResourceSlice", "metadata": {"name": name},
+               "spec": {"driver": "drv", "nodeSelector": selector,
+                        "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                        "devices": [{"name": "d"}]}})
+    };
+    let objects = vec![
+        claim("c", "gpu", 4),
+        class("gpu", None),
+        net("a", sel("region", false, "r1")),
+        net("b", sel("region", false, "r1")),
+        net("c", sel("planet", false, "earth")),
+        net("d", sel("metadata.name", true, "n1")),
+    ];
+    let st = state(&pod(&["c"]), objects).unwrap().unwrap();
+    let mut n = node("n1");
+    n.labels = Labels::new(vec![
+        ("region".into(), "r1".into()),
+        ("planet".into(), "earth".into()),
+    ]);
+    let got = st.allocations(&n).unwrap().unwrap();
+    assert_eq!(
+        got[0].1["nodeSelector"],
+        json!({"nodeSelectorTerms": [{
+            "matchExpressions": [
+                {"key": "region", "operator": "In", "values": ["r1"]},
+                {"key": "planet", "operator": "In", "values": ["earth"]},
+            ],
+            "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}],
+        }]})
+    );
+}
