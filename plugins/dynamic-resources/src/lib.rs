@@ -101,12 +101,10 @@ impl Plugin for DynamicResources {
     const NAME: &'static str = "DynamicResources";
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
     const POD_OBJECT: bool = true;
-    const OBJECT_KINDS: &'static [&'static str] = &[
-        "ResourceClaim",
-        "ResourceSlice",
-        "DeviceClass",
-        "ResourceClaimTemplate",
-    ];
+    /// Not `ResourceClaimTemplate`: the scheduler reads only the claims the
+    /// resourceclaim controller creates from templates.
+    const OBJECT_KINDS: &'static [&'static str] =
+        &["ResourceClaim", "ResourceSlice", "DeviceClass"];
     type PodState = State;
 
     fn new(_: Args) -> Result<Self, String> {
