@@ -64,6 +64,8 @@
 //!   texts, no cost limit, some Kubernetes libraries).
 //! - A malformed allocation `nodeSelector` term matches no node, where
 //!   upstream fails PreFilter with its parse error.
+//! - `filterTimeout` (10 s per node upstream): the host's per-call deadline
+//!   bounds the search instead.
 
 pub mod allocator;
 pub mod capacity;
