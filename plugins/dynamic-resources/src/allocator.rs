@@ -285,6 +285,9 @@ struct Search<'a> {
     used: HashSet<usize>,
     root: ::cel::Context<'static, 'static>,
     values: HashMap<usize, Result<::cel::Value, String>>,
+    /// The devices each `All` (sub)request selects, found before the
+    /// search.
+    all_devices: HashMap<(usize, usize, usize), Vec<usize>>,
     /// Per pool: shared counters, and what allocated devices consume.
     counters: HashMap<(String, String), PoolCounters>,
     selected: HashMap<(usize, usize, usize, usize), bool>,
@@ -369,7 +372,9 @@ impl Allocator {
             values: HashMap::new(),
             counters: HashMap::new(),
             selected: HashMap::new(),
+            all_devices: HashMap::new(),
         };
+        search.validate()?;
         if search.step(0)? {
             Ok(Some(search.results()))
         } else if search.invalid {
@@ -449,26 +454,56 @@ impl<'a> Search<'a> {
     }
 
     /// `All`: every selectable device of the node's pools, each free.
+    /// Before searching, as upstream prepares each request: every
+    /// (sub)request's class must exist, and an `All` request collects the
+    /// devices its selectors pick, which needs every pool of the node
+    /// complete and valid.
+    fn validate(&mut self) -> Result<(), AllocError> {
+        let a = self.a;
+        for (c, claim) in a.claims.iter().enumerate() {
+            for (r, request) in claim.requests.iter().enumerate() {
+                for (s, sub) in request.subs.iter().enumerate() {
+                    if !a.classes.contains_key(&sub.class) {
+                        return Err(AllocError::Fatal(format!(
+                            "claim {}, request {}: could not retrieve device class {}: deviceclass.resource.k8s.io \"{}\" not found",
+                            claim.key, sub.name, sub.class, sub.class
+                        )));
+                    }
+                    if !sub.all {
+                        continue;
+                    }
+                    if let Some(p) = self.pools.iter().find(|p| p.incomplete || p.invalid) {
+                        let why = if p.incomplete {
+                            "currently being updated"
+                        } else {
+                            "currently invalid"
+                        };
+                        return Err(AllocError::Fatal(format!(
+                            "claim {}, request {}: asks for all devices, but resource pool {}/{} is {why}",
+                            claim.key, sub.name, p.driver, p.name
+                        )));
+                    }
+                    let mut chosen = Vec::new();
+                    for i in 0..self.devices.len() {
+                        if self.selectable(i, c, r, s)? {
+                            chosen.push(i);
+                        }
+                    }
+                    self.all_devices.insert((c, r, s), chosen);
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn all(&mut self, step: usize, c: usize, r: usize, s: usize) -> Result<bool, AllocError> {
         let claim = &self.a.claims[c];
         let name = &claim.requests[r].subs[s].name;
-        if let Some(p) = self.pools.iter().find(|p| p.incomplete || p.invalid) {
-            let why = if p.incomplete {
-                "currently being updated"
-            } else {
-                "currently invalid"
-            };
-            return Err(AllocError::Fatal(format!(
-                "claim {}, request {name}: asks for all devices, but resource pool {}/{} is {why}",
-                claim.key, p.driver, p.name
-            )));
-        }
-        let mut chosen = Vec::new();
-        for i in 0..self.devices.len() {
-            if self.selectable(i, c, r, s)? {
-                chosen.push(i);
-            }
-        }
+        let chosen = self
+            .all_devices
+            .get(&(c, r, s))
+            .cloned()
+            .unwrap_or_default();
         if chosen.is_empty() {
             return Ok(false);
         }
