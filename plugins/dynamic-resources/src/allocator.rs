@@ -282,7 +282,10 @@ struct Search<'a> {
     picks: Vec<Vec<Pick>>,
     /// A relevant pool was invalid.
     invalid: bool,
-    used: HashSet<usize>,
+    /// Dedicated devices picked in this attempt, by any claim and
+    /// admin-access requests included (upstream's "allocating" devices):
+    /// device index → number of picks.
+    used: HashMap<usize, u32>,
     root: ::cel::Context<'static, 'static>,
     values: HashMap<usize, Result<::cel::Value, String>>,
     /// The devices each `All` (sub)request selects, found before the
@@ -367,7 +370,7 @@ impl Allocator {
             devices,
             steps,
             picks: vec![Vec::new(); self.claims.len()],
-            used: HashSet::new(),
+            used: HashMap::new(),
             root: cel::context(),
             values: HashMap::new(),
             counters: HashMap::new(),
@@ -548,9 +551,7 @@ impl<'a> Search<'a> {
         let shared = if d.allow_multiple {
             capacity::consumption(d, &sub.capacity)
         } else {
-            if !sub.admin {
-                self.used.insert(i);
-            }
+            *self.used.entry(i).or_default() += 1;
             None
         };
         self.picks[c].push(Pick {
@@ -562,9 +563,12 @@ impl<'a> Search<'a> {
     }
 
     fn pop(&mut self, c: usize) {
-        if let Some(p) = self.picks[c].pop() {
-            let admin = self.a.claims[c].requests[p.request].subs[p.sub].admin;
-            if !admin && p.shared.is_none() {
+        if let Some(p) = self.picks[c].pop()
+            && p.shared.is_none()
+            && let Some(n) = self.used.get_mut(&p.device)
+        {
+            *n -= 1;
+            if *n == 0 {
                 self.used.remove(&p.device);
             }
         }
@@ -577,7 +581,8 @@ impl<'a> Search<'a> {
     }
 
     /// Not in use: by allocated claims or this attempt (admin access
-    /// ignores both, but one claim never takes a device twice).
+    /// ignores both, but one claim never takes a device twice; a device an
+    /// admin-access request took in this attempt is in use for the others).
     fn available(&self, i: usize, c: usize, r: usize, s: usize) -> bool {
         let d = self.devices[i].device;
         if d.allow_multiple {
@@ -597,8 +602,7 @@ impl<'a> Search<'a> {
         if self.a.claims[c].requests[r].subs[s].admin {
             return true;
         }
-        let d = self.devices[i].device;
-        !self.used.contains(&i)
+        !self.used.contains_key(&i)
             && !self
                 .a
                 .in_use
@@ -679,7 +683,7 @@ impl<'a> Search<'a> {
                     .copied()
                     .unwrap_or(Quantity::ZERO)
                     .saturating_add(*amount);
-                for &j in &self.used {
+                for (&j, &n) in &self.used {
                     let o = self.devices[j].device;
                     if o.driver != d.driver || o.pool != d.pool {
                         continue;
@@ -688,7 +692,9 @@ impl<'a> Search<'a> {
                         if oset == set
                             && let Some(q) = oc.get(name)
                         {
-                            total = total.saturating_add(*q);
+                            for _ in 0..n {
+                                total = total.saturating_add(*q);
+                            }
                         }
                     }
                 }
