@@ -44,10 +44,8 @@ use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// kube-scheduler's default filter plugins, in its default order.
-/// (DynamicResources, which runs between InterPodAffinity and
-/// NodeDeclaredFeatures, is not ported yet.)
-pub const DEFAULT_FILTERS: [&str; 13] = [
+/// kube-scheduler's default filter plugins, in its default order (1.36).
+pub const DEFAULT_FILTERS: [&str; 14] = [
     "NodeUnschedulable",
     "NodeName",
     "TaintToleration",
@@ -60,6 +58,7 @@ pub const DEFAULT_FILTERS: [&str; 13] = [
     "VolumeZone",
     "PodTopologySpread",
     "InterPodAffinity",
+    "DynamicResources",
     "NodeDeclaredFeatures",
 ];
 

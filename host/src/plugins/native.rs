@@ -30,6 +30,7 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_volume_zone::sift_native_plugin(),
         sift_plugin_pod_topology_spread::sift_native_plugin(),
         sift_plugin_inter_pod_affinity::sift_native_plugin(),
+        sift_plugin_dynamic_resources::sift_native_plugin(),
         sift_plugin_node_declared_features::sift_native_plugin(),
         sift_plugin_gpu_model::sift_native_plugin(),
         sift_plugin_node_resources_balanced_allocation::sift_native_plugin(),

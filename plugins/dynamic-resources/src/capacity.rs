@@ -1,0 +1,151 @@
+//! Consumable capacity (`DRAConsumableCapacity`, beta and on in 1.36): a
+//! request's `capacity.requests`, rounded by the device's request policy,
+//! and what a device with `allowMultipleAllocations` has left to share.
+//! Amounts are compared in thousandths (the SDK's quantity precision for
+//! arithmetic).
+
+use crate::json::{at, list, text};
+use crate::slices::{Device, split_name};
+use serde_json::Value;
+use sift_sdk::Quantity;
+use std::collections::BTreeMap;
+
+/// A capacity's name under its domain: `(domain, id)`.
+pub type Name = (String, String);
+
+/// Amounts per capacity.
+pub type Amounts = BTreeMap<Name, Quantity>;
+
+/// A capacity's `requestPolicy`.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    pub default: Option<Quantity>,
+    /// Sorted ascending.
+    pub valid_values: Vec<Quantity>,
+    pub min: Option<Quantity>,
+    pub max: Option<Quantity>,
+    pub step: Option<Quantity>,
+}
+
+fn quantity(v: Option<&Value>) -> Option<Quantity> {
+    match v? {
+        Value::String(s) => Quantity::parse(s).ok(),
+        Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
+        _ => None,
+    }
+}
+
+impl Policy {
+    /// `requestPolicy` of a device capacity, if set.
+    pub fn parse(capacity: &Value) -> Option<Policy> {
+        let p = at(capacity, &["requestPolicy"]).filter(|p| !p.is_null())?;
+        let mut valid_values: Vec<Quantity> = list(p, &["validValues"])
+            .iter()
+            .filter_map(|v| quantity(Some(v)))
+            .collect();
+        valid_values.sort();
+        Some(Policy {
+            default: quantity(p.get("default")),
+            valid_values,
+            min: quantity(at(p, &["validRange", "min"])),
+            max: quantity(at(p, &["validRange", "max"])),
+            step: quantity(at(p, &["validRange", "step"])),
+        })
+    }
+
+    /// The amount a request for `r` consumes, or `None` when the policy
+    /// cannot grant it.
+    fn round(&self, r: Quantity) -> Option<Quantity> {
+        if !self.valid_values.is_empty() {
+            return self.valid_values.iter().copied().find(|v| *v >= r);
+        }
+        if self.min.is_none() && self.max.is_none() && self.step.is_none() {
+            return Some(r);
+        }
+        let min = self.min.unwrap_or(Quantity::ZERO);
+        let mut v = r.max(min);
+        if let Some(step) = self.step.filter(|s| !s.is_zero()) {
+            let (v_m, min_m, step_m) = (v.milli_value(), min.milli_value(), step.milli_value());
+            let steps = (v_m - min_m + step_m - 1) / step_m;
+            v = Quantity::from_milli(min_m + steps * step_m);
+        }
+        match self.max {
+            Some(max) if v > max => None,
+            _ => Some(v),
+        }
+    }
+}
+
+/// A request's `capacity.requests`, names resolved against `driver` later.
+pub fn requests(sub: &Value) -> Vec<(String, Quantity)> {
+    at(sub, &["capacity", "requests"])
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((k.clone(), quantity(Some(v))?)))
+        .collect()
+}
+
+/// What picking `d` for a request with `requests` consumes of each of its
+/// capacities, or `None` when the device cannot serve the request: it
+/// lacks a requested capacity, the policy refuses the amount, or the
+/// amount exceeds the capacity.
+pub fn consumption(d: &Device, requests: &[(String, Quantity)]) -> Option<Amounts> {
+    let requested: BTreeMap<Name, Quantity> = requests
+        .iter()
+        .map(|(k, q)| (split_name(k, &d.driver), *q))
+        .collect();
+    if requested.keys().any(|k| !d.capacity.contains_key(k)) {
+        return None;
+    }
+    let mut out = Amounts::new();
+    for (name, value) in &d.capacity {
+        let policy = d.policies.get(name);
+        let amount = match (requested.get(name), policy) {
+            (Some(r), Some(p)) => p.round(*r)?,
+            (Some(r), None) => *r,
+            (
+                None,
+                Some(Policy {
+                    default: Some(q), ..
+                }),
+            ) => *q,
+            (None, _) => *value,
+        };
+        if amount > *value {
+            return None;
+        }
+        out.insert(name.clone(), amount);
+    }
+    Some(out)
+}
+
+/// Adds `more` into `total`.
+pub fn add(total: &mut Amounts, more: &Amounts) {
+    for (k, q) in more {
+        let e = total.entry(k.clone()).or_insert(Quantity::ZERO);
+        *e = e.saturating_add(*q);
+    }
+}
+
+/// An allocated result's `consumedCapacity`, names resolved against its
+/// driver.
+pub fn consumed(result: &Value) -> Amounts {
+    let driver = text(result, &["driver"]);
+    at(result, &["consumedCapacity"])
+        .and_then(Value::as_object)
+        .into_iter()
+        .flatten()
+        .filter_map(|(k, v)| Some((split_name(k, driver), quantity(Some(v))?)))
+        .collect()
+}
+
+/// A quantity as the API prints a whole or milli amount.
+pub fn format(q: Quantity) -> String {
+    let m = q.milli_value();
+    if m % 1000 == 0 {
+        (m / 1000).to_string()
+    } else {
+        format!("{m}m")
+    }
+}
