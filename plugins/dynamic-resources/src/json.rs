@@ -68,3 +68,13 @@ pub fn selector_terms(v: &Value) -> Vec<SelectorTerm> {
 pub fn node_selector(v: &Value) -> NodeSelector {
     NodeSelector::new(&selector_terms(v))
 }
+
+/// A quantity field (`"80Gi"`, or a number); `None` when missing or not a
+/// quantity.
+pub fn quantity(v: Option<&Value>) -> Option<sift_sdk::Quantity> {
+    match v? {
+        Value::String(s) => sift_sdk::Quantity::parse(s).ok(),
+        Value::Number(n) => sift_sdk::Quantity::parse(&n.to_string()).ok(),
+        _ => None,
+    }
+}

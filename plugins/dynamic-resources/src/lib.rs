@@ -33,17 +33,16 @@
 //! available on the node`; an allocator error (a CEL error, a malformed
 //! claim) is `Error`.
 //!
-//! [`State::allocations`] (over [`allocator::Allocator::allocate`])
-//! returns the chosen devices per claim, shaped as `status.allocation`,
-//! for a later Reserve/PreBind.
+//! Reserve and PreBind (`pre_bind`, `prebind.rs`): [`State::allocations`]
+//! (over [`allocator::Allocator::allocate`]) chooses the devices on the
+//! node; each claim is written back with the allocation and the pod in
+//! `reservedFor` (contract 0.7), which the host applies before binding.
 //!
 //! Not covered, and why:
-//! - Reserve, PreBind, Unreserve, PostFilter (writing allocations,
-//!   deallocating): sift's reserve contract returns pod annotations only;
-//!   the allocation function is ready for that wiring. So there is no
-//!   in-flight claim state: "is in the process of being allocated" never
-//!   happens, and a claim allocated by an earlier pod counts only once
-//!   its ResourceClaim object carries `status.allocation`.
+//! - Unreserve and PostFilter (deallocating): the host writes the
+//!   allocation before binding and never unreserves after a write. The
+//!   writes are applied at once, so there is no in-flight claim state:
+//!   "is in the process of being allocated" never happens.
 //! - Score: upstream scores only `firstAvailable` choices (weight 2);
 //!   out of scope here.
 //! - Extended resources backed by DRA (`DRAExtendedResource`): needs the
@@ -72,13 +71,18 @@ pub mod capacity;
 pub mod cel;
 pub mod claims;
 mod json;
+pub mod policy;
+mod prebind;
 pub mod slices;
 
 use allocator::{AllocError, Allocator, Class};
 use json::{at, is_set, list, text};
 use serde_json::Value;
 use sift_sdk::selector::NodeSelector;
-use sift_sdk::{Args, ClusterView, Node, NodeFields, Plugin, Pod, Prepare, Status, export_plugin};
+use sift_sdk::{
+    Args, ClusterView, ExtensionPoints, Node, NodeFields, ObjectWrite, Plugin, Pod, Prepare,
+    Status, export_plugin,
+};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 pub const ERR_CANNOT_ALLOCATE: &str = "cannot allocate all claims";
@@ -102,6 +106,8 @@ pub struct State {
 impl Plugin for DynamicResources {
     const NAME: &'static str = "DynamicResources";
     const NODE_FIELDS: NodeFields = NodeFields::LABELS;
+    const EXTENSION_POINTS: ExtensionPoints =
+        ExtensionPoints::FILTER.union(ExtensionPoints::RESERVE);
     const POD_OBJECT: bool = true;
     /// Not `ResourceClaimTemplate`: the scheduler reads only the claims the
     /// resourceclaim controller creates from templates.
@@ -123,6 +129,25 @@ impl Plugin for DynamicResources {
 
     fn filter(&self, _: &Pod, state: &State, node: &Node) -> Status {
         filter(state, node)
+    }
+
+    fn pre_bind(
+        &self,
+        pod: &Pod,
+        node: &Node,
+        cluster: &dyn ClusterView,
+    ) -> Result<Vec<ObjectWrite>, Status> {
+        let Some(state) = (match prepare(pod, cluster) {
+            Ok(state) => state,
+            Err(status) => return Err(status),
+        }) else {
+            return Ok(Vec::new());
+        };
+        let object: Value = match &pod.object {
+            Some(o) => serde_json::from_str(o).map_err(|e| Status::error(e.to_string()))?,
+            None => return Err(Status::error("the pod object is missing")),
+        };
+        prebind::writes(&state, pod, &object, node, cluster).map_err(Status::error)
     }
 }
 

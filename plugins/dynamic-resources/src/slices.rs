@@ -91,7 +91,7 @@ pub struct Device {
     pub attributes: BTreeMap<(String, String), Attr>,
     pub capacity: BTreeMap<(String, String), Quantity>,
     /// Capacities' `requestPolicy` (consumable capacity).
-    pub policies: BTreeMap<(String, String), crate::capacity::Policy>,
+    pub policies: BTreeMap<(String, String), crate::policy::Policy>,
     pub taints: Vec<Taint>,
     pub allow_multiple: bool,
     pub binding_conditions: Vec<String>,
@@ -185,7 +185,7 @@ impl Slice {
                     .into_iter()
                     .flatten()
                     .filter_map(|(k, v)| {
-                        Some((split_name(k, &driver), crate::capacity::Policy::parse(v)?))
+                        Some((split_name(k, &driver), crate::policy::Policy::parse(v)?))
                     })
                     .collect(),
                 taints: list(d, &["taints"])
