@@ -883,3 +883,452 @@ fn a_stateful_cluster_places_pods_by_their_volumes_and_attach_limits() {
         assert!(*count <= limit, "{n} attaches {count}: {got:?}");
     }
 }
+
+/// The effects of VolumeBinding's PreBind, applied between pods: a static
+/// volume goes to one claim only, a provisioned volume lives where its
+/// first pod went, and the next pod of that claim follows it.
+#[test]
+fn volumes_bound_at_prebind_are_bound_for_the_next_pod() {
+    let dir = sift_tests::temp_dir("simulate-prebind-volumes");
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    const HOST: &str = "kubernetes.io/hostname";
+    const DRIVER: &str = "csi.example.com";
+    let mut items = Vec::new();
+    for name in ["n-a-1", "n-a-2", "n-b-1", "n-b-2"] {
+        let mut n = node(name, "4");
+        n["metadata"]["labels"] = json!({ZONE: format!("zone-{}", &name[2..3]), HOST: name});
+        items.push(n);
+        items.push(json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {"drivers": [{"name": DRIVER, "nodeID": name, "topologyKeys": [ZONE]}]}}));
+    }
+    items.push(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "local"}, "provisioner": "kubernetes.io/no-provisioner",
+        "volumeBindingMode": "WaitForFirstConsumer"}),
+    );
+    items.push(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "zonal"}, "provisioner": DRIVER,
+        "volumeBindingMode": "WaitForFirstConsumer"}),
+    );
+    // One local volume, on n-a-1, for two claims that both fit it.
+    items.push(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "pv-local"},
+        "spec": {"capacity": {"storage": "5Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "storageClassName": "local", "local": {"path": "/mnt/disks/1"},
+                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                     {"key": HOST, "operator": "In", "values": ["n-a-1"]}]}]}}},
+        "status": {"phase": "Available"}}));
+    for (claim, class) in [("a", "local"), ("b", "local"), ("c", "zonal")] {
+        items.push(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": "default", "uid": format!("uid-pvc-{claim}")},
+            "spec": {"storageClassName": class, "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Pending"}}));
+    }
+    let with_claim = |name: &str, claim: &str, priority: i32| {
+        let mut p = pod(name, "100m", priority);
+        p["spec"]["volumes"] =
+            json!([{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]);
+        p
+    };
+    items.push(with_claim("p-a", "a", 10));
+    items.push(with_claim("p-b", "b", 9));
+    // c's first pod is steered to zone b; its second pod is free to go
+    // anywhere but must follow the volume provisioned for the first.
+    let mut c1 = with_claim("p-c1", "c", 8);
+    c1["spec"]["nodeSelector"] = json!({ZONE: "zone-b"});
+    items.push(c1);
+    items.push(with_claim("p-c2", "c", 7));
+
+    let got = simulate_cluster(&dir, items, &["--no-retry"]);
+    assert_eq!(by(&got, "p-a")["node"], "n-a-1", "{got:?}");
+    // Without PreBind's claimRef, b would have found the same volume.
+    let b = by(&got, "p-b");
+    assert!(b["node"].is_null(), "{got:?}");
+    assert!(
+        b["message"].as_str().unwrap().starts_with(
+            "0/4 nodes are available: 4 node(s) didn't find available persistent volumes to bind."
+        ),
+        "{b}"
+    );
+    let zone = |pod: &str| by(&got, pod)["node"].as_str().map(|n| n[2..3].to_string());
+    assert_eq!(zone("p-c1").as_deref(), Some("b"), "{got:?}");
+    assert_eq!(zone("p-c2").as_deref(), Some("b"), "{got:?}");
+}
+
+/// The effects of DynamicResources' PreBind, applied between pods: a
+/// device allocated to one pod's claim is not allocated again.
+#[test]
+fn devices_allocated_at_prebind_are_not_allocated_twice() {
+    let dir = sift_tests::temp_dir("simulate-prebind-devices");
+    const DRIVER: &str = "gpu.example.com";
+    let mut items = Vec::new();
+    // n-1 publishes one GPU, n-2 two, n-3 none.
+    for (name, gpus) in [("n-1", 1), ("n-2", 2), ("n-3", 0)] {
+        items.push(node(name, "8"));
+        if gpus > 0 {
+            let devices: Vec<Value> = (0..gpus)
+                .map(|i| {
+                    json!({"name": format!("gpu-{i}"),
+                    "attributes": {"model": {"string": "a100"}}})
+                })
+                .collect();
+            items.push(
+                json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+                "metadata": {"name": format!("{name}-{DRIVER}")},
+                "spec": {"driver": DRIVER, "nodeName": name,
+                         "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+                         "devices": devices}}),
+            );
+        }
+    }
+    items.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression":
+            format!("device.driver == \"{DRIVER}\" && device.attributes[\"{DRIVER}\"].model == \"a100\"")}}]}}));
+    let mut pending = Vec::new();
+    for i in 0..4 {
+        let claim = format!("gpu-claim-{i}");
+        items.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": claim, "namespace": "default", "uid": format!("uid-{claim}")},
+            "spec": {"devices": {"requests": [{"name": "gpu",
+                "exactly": {"deviceClassName": "gpu", "allocationMode": "ExactCount", "count": 1}}]}}}));
+        let name = format!("trainer-{i}");
+        let mut p = pod(&name, "100m", 10 - i);
+        p["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimName": claim}]);
+        items.push(p);
+        pending.push(name);
+    }
+
+    let got = simulate_cluster(&dir, items, &["--no-retry"]);
+    let mut per_node: BTreeMap<String, usize> = BTreeMap::new();
+    for name in &pending[..3] {
+        let n = by(&got, name)["node"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name} not placed: {got:?}"));
+        *per_node.entry(n.to_string()).or_default() += 1;
+    }
+    assert_eq!(
+        per_node,
+        BTreeMap::from([("n-1".to_string(), 1), ("n-2".to_string(), 2)]),
+        "{got:?}"
+    );
+    // Three GPUs, four claims: without the allocations written back the
+    // fourth would be placed too.
+    let last = by(&got, &pending[3]);
+    assert!(last["node"].is_null(), "{got:?}");
+    assert!(
+        last["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("0/3 nodes are available: 3 cannot allocate all claims."),
+        "{last}"
+    );
+}
+
+/// A realistic cluster, generated: three zones of CPU nodes (one with a
+/// PreferNoSchedule taint, one with SSDs, two holding the web image), two
+/// tainted GPU nodes whose DRA driver publishes two GPUs and one, a CSI
+/// driver with zonal topology and attach limits (one node already full), a
+/// StatefulSet with a bound zonal volume and two WaitForFirstConsumer
+/// claims, a ReplicaSet and a Service (the default spread), pods with
+/// preferred node and pod affinity, and GPU claims. Priorities fix the
+/// order in which `sift simulate` takes the pending pods.
+fn realistic_cluster() -> Vec<Value> {
+    const ZONE: &str = "topology.kubernetes.io/zone";
+    const HOST: &str = "kubernetes.io/hostname";
+    const CSI: &str = "csi.example.com";
+    const GPU: &str = "gpu.example.com";
+    let mut items = Vec::new();
+    let nodes = [
+        "cpu-a-1", "cpu-a-2", "cpu-b-1", "cpu-b-2", "cpu-c-1", "gpu-a-1", "gpu-b-1",
+    ];
+    for name in nodes {
+        let zone = format!("zone-{}", &name[4..5]);
+        let mut n = json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {ZONE: zone, HOST: name}},
+            "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "pods": "110"}}});
+        match name {
+            "cpu-b-2" => {
+                n["spec"] = json!({"taints": [{"key": "maintenance", "value": "planned",
+                                                "effect": "PreferNoSchedule"}]})
+            }
+            "cpu-c-1" => n["metadata"]["labels"]["disktype"] = json!("ssd"),
+            "gpu-a-1" | "gpu-b-1" => {
+                n["spec"] = json!({"taints": [{"key": "nvidia.com/gpu", "value": "present",
+                                                "effect": "NoSchedule"}]})
+            }
+            _ => {}
+        }
+        if name == "cpu-a-1" || name == "cpu-b-1" {
+            n["status"]["images"] = json!([{"names": ["registry.example.com/web:1.0"],
+                                            "sizeBytes": 629_145_600}]);
+        }
+        items.push(n);
+        // cpu-a-2 attaches one volume of the CSI driver, the others two.
+        let limit = if name == "cpu-a-2" { 1 } else { 2 };
+        items.push(json!({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+            "metadata": {"name": name},
+            "spec": {"drivers": [{"name": CSI, "nodeID": name, "topologyKeys": [ZONE],
+                                  "allocatable": {"count": limit}}]}}));
+    }
+    // Zonal volumes, provisioned in zones a and b only.
+    items.push(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "zonal"}, "provisioner": CSI,
+        "volumeBindingMode": "WaitForFirstConsumer",
+        "allowedTopologies": [{"matchLabelExpressions": [
+            {"key": ZONE, "values": ["zone-a", "zone-b"]}]}]}),
+    );
+    let claim = |name: &str, volume: Option<&str>| {
+        let mut c = json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "namespace": "default", "uid": format!("uid-{name}")},
+            "spec": {"storageClassName": "zonal", "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "10Gi"}}},
+            "status": {"phase": "Pending"}});
+        if let Some(v) = volume {
+            c["spec"]["volumeName"] = json!(v);
+            c["metadata"]["annotations"] = json!({BIND_COMPLETED: "yes"});
+            c["status"]["phase"] = json!("Bound");
+        }
+        c
+    };
+    let volume = |name: &str, claim: &str, zone: &str| {
+        json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name},
+            "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+                     "storageClassName": "zonal",
+                     "csi": {"driver": CSI, "volumeHandle": format!("vol-{name}")},
+                     "claimRef": {"namespace": "default", "name": claim, "uid": format!("uid-{claim}")},
+                     "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                         {"key": ZONE, "operator": "In", "values": [zone]}]}]}}},
+            "status": {"phase": "Bound"}})
+    };
+    // A running pod on cpu-a-2 with the one volume it may attach.
+    items.push(volume("pv-legacy", "legacy-data", "zone-a"));
+    items.push(claim("legacy-data", Some("pv-legacy")));
+    let mut legacy = pod("legacy", "1", 0);
+    legacy["spec"]["nodeName"] = json!("cpu-a-2");
+    legacy["spec"]["volumes"] =
+        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "legacy-data"}}]);
+    items.push(legacy);
+    // The StatefulSet db: db-0's volume is bound in zone a, db-1's and
+    // db-2's are to be provisioned.
+    items.push(json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+        "metadata": {"name": "db", "namespace": "default", "uid": "uid-db"},
+        "spec": {"replicas": 3, "serviceName": "db",
+                 "selector": {"matchLabels": {"app": "db"}},
+                 "template": {"metadata": {"labels": {"app": "db"}},
+                              "spec": {"containers": [{"name": "db", "image": "postgres:16"}]}}}}));
+    items.push(json!({"apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": "db", "namespace": "default"},
+        "spec": {"selector": {"app": "db"}, "clusterIP": "None"}}));
+    items.push(volume("pv-db-0", "data-db-0", "zone-a"));
+    items.push(claim("data-db-0", Some("pv-db-0")));
+    items.push(claim("data-db-1", None));
+    items.push(claim("data-db-2", None));
+    let owned = |name: &str, priority: i32, app: &str, kind: &str, owner: &str| {
+        let mut p = pod(name, "500m", priority);
+        p["metadata"]["labels"] = json!({"app": app});
+        p["metadata"]["ownerReferences"] = json!([{"apiVersion": "apps/v1", "kind": kind,
+            "name": owner, "uid": format!("uid-{owner}"), "controller": true}]);
+        p
+    };
+    for (i, priority) in [(0, 90), (1, 89), (2, 88)] {
+        let mut p = owned(&format!("db-{i}"), priority, "db", "StatefulSet", "db");
+        p["spec"]["volumes"] = json!([{"name": "data",
+            "persistentVolumeClaim": {"claimName": format!("data-db-{i}")}}]);
+        items.push(p);
+    }
+    // The Deployment web's ReplicaSet: two replicas of an image two nodes
+    // hold.
+    items.push(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "web-5c8", "namespace": "default", "uid": "uid-web-5c8"},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}},
+                              "spec": {"containers": [{"name": "web",
+                                  "image": "registry.example.com/web:1.0"}]}}}}));
+    for (i, priority) in [(0, 60), (1, 59)] {
+        let mut p = owned(
+            &format!("web-{i}"),
+            priority,
+            "web",
+            "ReplicaSet",
+            "web-5c8",
+        );
+        p["spec"]["containers"][0]["image"] = json!("registry.example.com/web:1.0");
+        items.push(p);
+    }
+    // Preferences: analytics prefers SSDs, cache prefers analytics' node,
+    // batch is pinned to zone b.
+    let mut analytics = pod("analytics", "1", 80);
+    analytics["metadata"]["labels"] = json!({"app": "analytics"});
+    analytics["spec"]["affinity"] = json!({"nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
+            "preference": {"matchExpressions": [
+                {"key": "disktype", "operator": "In", "values": ["ssd"]}]}}]}});
+    items.push(analytics);
+    let mut cache = pod("cache", "500m", 79);
+    cache["spec"]["affinity"] = json!({"podAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 100,
+            "podAffinityTerm": {"topologyKey": HOST,
+                "labelSelector": {"matchLabels": {"app": "analytics"}}}}]}});
+    items.push(cache);
+    let mut batch = pod("batch", "500m", 70);
+    batch["spec"]["nodeSelector"] = json!({ZONE: "zone-b"});
+    items.push(batch);
+    // The DRA driver's GPUs: two on gpu-a-1, one on gpu-b-1.
+    for (node, gpus) in [("gpu-a-1", 2), ("gpu-b-1", 1)] {
+        let devices: Vec<Value> = (0..gpus)
+            .map(|i| {
+                json!({"name": format!("gpu-{i}"),
+                "attributes": {"model": {"string": "h100"}},
+                "capacity": {"memory": {"value": "80Gi"}}})
+            })
+            .collect();
+        items.push(
+            json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+            "metadata": {"name": format!("{node}-{GPU}")},
+            "spec": {"driver": GPU, "nodeName": node,
+                     "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                     "devices": devices}}),
+        );
+    }
+    items.push(json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": format!(
+            "device.driver == \"{GPU}\" && device.capacity[\"{GPU}\"].memory.compareTo(quantity(\"40Gi\")) >= 0")}}]}}));
+    // trainer-1 asks for two GPUs, the others for one.
+    for (i, count, priority) in [(1, 2, 100), (0, 1, 99), (2, 1, 98)] {
+        let claim = format!("train-{i}");
+        items.push(
+            json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": claim, "namespace": "default", "uid": format!("uid-{claim}")},
+            "spec": {"devices": {"requests": [{"name": "gpus", "exactly": {
+                "deviceClassName": "gpu", "allocationMode": "ExactCount", "count": count}}]}}}),
+        );
+        let mut p = pod(&format!("trainer-{i}"), "1", priority);
+        p["spec"]["tolerations"] = json!([{"key": "nvidia.com/gpu", "operator": "Exists",
+                                           "effect": "NoSchedule"}]);
+        p["spec"]["resourceClaims"] = json!([{"name": "gpus", "resourceClaimName": claim}]);
+        items.push(p);
+    }
+    items
+}
+
+/// Acceptance: `sift filter` gives kube-scheduler's verdict on every node
+/// of the realistic cluster, and `sift simulate` its placements, each
+/// worked out from upstream's rules (in the comments).
+#[test]
+fn a_realistic_cluster_gets_kube_schedulers_verdicts_and_placements() {
+    let dir = sift_tests::temp_dir("simulate-realistic");
+    let items = realistic_cluster();
+    let cluster = dir.join("cluster.json");
+    std::fs::write(
+        &cluster,
+        json!({"apiVersion": "v1", "kind": "List", "items": items}).to_string(),
+    )
+    .unwrap();
+    let nodes = [
+        "cpu-a-1", "cpu-a-2", "cpu-b-1", "cpu-b-2", "cpu-c-1", "gpu-a-1", "gpu-b-1",
+    ];
+    let verdicts = |name: &str| -> Vec<(String, String)> {
+        let pod_file = dir.join(format!("{name}.json"));
+        let p = items
+            .iter()
+            .find(|o| o["kind"] == "Pod" && o["metadata"]["name"] == name)
+            .unwrap();
+        std::fs::write(&pod_file, p.to_string()).unwrap();
+        let v = filter_json(&cluster, &pod_file);
+        nodes
+            .iter()
+            .map(|n| {
+                let s = &v[0]["statuses"][n];
+                (
+                    s["plugin"].as_str().unwrap_or("fits").to_string(),
+                    s["reasons"][0].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    let expect = |rows: [(&str, &str); 7]| -> Vec<(String, String)> {
+        rows.iter()
+            .map(|(p, r)| (p.to_string(), r.to_string()))
+            .collect()
+    };
+    const FITS: (&str, &str) = ("fits", "");
+    const TAINT: (&str, &str) = ("TaintToleration", "node(s) had untolerated taint(s)");
+    const LIMIT: (&str, &str) = ("NodeVolumeLimits", "node(s) exceed max volume count");
+    const CLAIMS: (&str, &str) = ("DynamicResources", "cannot allocate all claims");
+    // db-0: its volume is in zone a; cpu-a-2 already attaches its one
+    // volume (NodeVolumeLimits runs before VolumeBinding); the GPU nodes'
+    // taint stops it first.
+    let affinity = ("VolumeBinding", "node(s) had volume node affinity conflict");
+    assert_eq!(
+        verdicts("db-0"),
+        expect([FITS, LIMIT, affinity, affinity, affinity, TAINT, TAINT])
+    );
+    // db-1: to be provisioned in zone a or b (allowedTopologies), not c;
+    // its unbound claim counts against cpu-a-2's limit by its class's
+    // provisioner.
+    let no_volume = (
+        "VolumeBinding",
+        "node(s) didn't find available persistent volumes to bind",
+    );
+    assert_eq!(
+        verdicts("db-1"),
+        expect([FITS, LIMIT, FITS, FITS, no_volume, TAINT, TAINT])
+    );
+    // trainer-1 tolerates the GPU taint; only gpu-a-1 publishes two GPUs
+    // of the class (CEL: memory >= 40Gi).
+    assert_eq!(
+        verdicts("trainer-1"),
+        expect([CLAIMS, CLAIMS, CLAIMS, CLAIMS, CLAIMS, FITS, CLAIMS])
+    );
+    // analytics has no volume and no claim: every untainted node.
+    assert_eq!(
+        verdicts("analytics"),
+        expect([FITS, FITS, FITS, FITS, FITS, TAINT, TAINT])
+    );
+
+    let got = simulate_cluster(&dir, items.clone(), &["--no-retry"]);
+    let node_of = |pod: &str| by(&got, pod)["node"].as_str().map(str::to_string);
+    // GPUs: trainer-1's two take gpu-a-1's; trainer-0 the last, on
+    // gpu-b-1; trainer-2 finds none (the allocations were written back).
+    assert_eq!(node_of("trainer-1").as_deref(), Some("gpu-a-1"), "{got:?}");
+    assert_eq!(node_of("trainer-0").as_deref(), Some("gpu-b-1"), "{got:?}");
+    assert_eq!(node_of("trainer-2"), None, "{got:?}");
+    assert!(
+        by(&got, "trainer-2")["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("0/7 nodes are available: 7 cannot allocate all claims."),
+        "{got:?}"
+    );
+    // db-0 can only go to cpu-a-1. db-1 (feasible: cpu-a-1, cpu-b-1,
+    // cpu-b-2): the default spread (StatefulSet and Service) prefers zone b
+    // and nodes without db pods, TaintToleration cpu-b-1 over cpu-b-2,
+    // LeastAllocated the emptier nodes: cpu-b-1 is best in every score.
+    assert_eq!(node_of("db-0").as_deref(), Some("cpu-a-1"), "{got:?}");
+    assert_eq!(node_of("db-1").as_deref(), Some("cpu-b-1"), "{got:?}");
+    // db-2 stays within its class's zones and no node attaches more than
+    // its limit.
+    let db2 = node_of("db-2").unwrap_or_else(|| panic!("db-2 not placed: {got:?}"));
+    assert!(
+        ["cpu-a-1", "cpu-b-1", "cpu-b-2"].contains(&db2.as_str()),
+        "{got:?}"
+    );
+    // analytics: its preferred node affinity (weight 100, x2) outweighs
+    // everything else; cache follows it by preferred pod affinity (x2).
+    assert_eq!(node_of("analytics").as_deref(), Some("cpu-c-1"), "{got:?}");
+    assert_eq!(node_of("cache").as_deref(), Some("cpu-c-1"), "{got:?}");
+    // batch is pinned to zone b: TaintToleration (x3) keeps it off the
+    // PreferNoSchedule node although cpu-b-1 is the busier.
+    assert_eq!(node_of("batch").as_deref(), Some("cpu-b-1"), "{got:?}");
+    // web's two replicas: the default spread sends the second elsewhere;
+    // neither on a GPU node.
+    let (w0, w1) = (node_of("web-0").unwrap(), node_of("web-1").unwrap());
+    assert_ne!(w0, w1, "{got:?}");
+    assert!(w0.starts_with("cpu-") && w1.starts_with("cpu-"), "{got:?}");
+}
