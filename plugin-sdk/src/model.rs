@@ -224,8 +224,8 @@ pub struct Node {
 }
 
 /// A cluster object a reserver writes (kube-scheduler's PreBind effects):
-/// the whole object as it must be afterwards. Start from the object
-/// [`crate::ClusterView::object`] gave, keeping its
+/// the whole object as it must be afterwards. Start from the object the
+/// cluster view gave, keeping its
 /// `metadata.resourceVersion`, so that a write racing another fails
 /// instead of undoing it.
 #[derive(Clone, Debug, PartialEq)]

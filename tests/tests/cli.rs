@@ -381,6 +381,19 @@ fn a_contract_0_5_plugin_filters_and_scores_beside_current_plugins() {
     }
 }
 
+/// VolumeZone reads 0.6's pod volumes and whole cluster objects: a 0.6
+/// build still gets them and filters its cases beside 0.7 plugins.
+#[test]
+fn a_contract_0_6_plugin_filters_beside_current_plugins() {
+    an_old_scorer_scores_beside_current_plugins(
+        "volume_zone_contract_0_6.wasm",
+        "sift_plugin_volume_zone.wasm",
+        "VolumeZone",
+        "0.6.0",
+        "tests/cases/VolumeZone",
+    );
+}
+
 #[test]
 fn plugins_list_and_inspect() {
     let o = sift(&["plugins", "list"]);
