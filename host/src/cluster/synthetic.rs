@@ -178,9 +178,21 @@ pub fn synthetic_pods(n: usize) -> Vec<Pod> {
                     pod.requests.memory = 200 << 30;
                 }
             }
-            pod
+            with_object(pod)
         })
         .collect()
+}
+
+/// The pod with the whole object the escape hatch would send (plugins
+/// that read it, such as DynamicResources and NodeDeclaredFeatures, refuse
+/// a pod without one): its metadata and an empty spec, since the mix has
+/// nothing beyond the model's fields for them to read.
+fn with_object(mut pod: Pod) -> Pod {
+    let object = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+        "spec": {}});
+    pod.object = Some(object.to_string().into());
+    pod
 }
 
 /// Apps the bound pods belong to (label `app`): 10 pods per node over 500
@@ -456,7 +468,7 @@ pub fn synthetic_scoring_pods(n: usize) -> Vec<Pod> {
                     .topology_spread_constraints
                     .push(anyway("kubernetes.io/hostname")),
             }
-            pod
+            with_object(pod)
         })
         .collect()
 }
