@@ -99,10 +99,10 @@ fn claimed(objects: &ApiObjects, pv: &Value) -> Option<(Value, Value)> {
 fn bind(objects: &mut ApiObjects, mut pv: Value, mut pvc: Value) -> Result<()> {
     let pv_name = text(&pv, &["metadata", "name"]).to_string();
     let claim_uid = text(&pvc, &["metadata", "uid"]).to_string();
-    if let Some(r) = field(&mut pv, &["spec", "claimRef"]) {
-        if !claim_uid.is_empty() {
-            r.insert("uid".into(), Value::String(claim_uid));
-        }
+    if let Some(r) = field(&mut pv, &["spec", "claimRef"])
+        && !claim_uid.is_empty()
+    {
+        r.insert("uid".into(), Value::String(claim_uid));
     }
     annotate(&mut pv, BOUND_BY_CONTROLLER, "yes");
     if let Some(status) = field(&mut pv, &["status"]) {
@@ -178,7 +178,7 @@ fn provision(objects: &mut ApiObjects, key: &str, node_labels: &Labels) -> Resul
     let expressions: Vec<Value> = keys
         .iter()
         .filter_map(|k| {
-            let v = node_labels.get(*k)?;
+            let v = node_labels.get(k)?;
             Some(json!({"key": k, "operator": "In", "values": [v]}))
         })
         .collect();

@@ -137,10 +137,7 @@ impl Plugin for DynamicResources {
         node: &Node,
         cluster: &dyn ClusterView,
     ) -> Result<Vec<ObjectWrite>, Status> {
-        let Some(state) = (match prepare(pod, cluster) {
-            Ok(state) => state,
-            Err(status) => return Err(status),
-        }) else {
+        let Some(state) = prepare(pod, cluster)? else {
             return Ok(Vec::new());
         };
         let object: Value = match &pod.object {

@@ -119,10 +119,9 @@ impl Plugin for VolumeBinding {
         node: &Node,
         cluster: &dyn ClusterView,
     ) -> Result<Vec<ObjectWrite>, Status> {
-        match prepare(pod, cluster) {
-            Ok(Some(state)) => prebind::writes(&state, node, cluster).map_err(Status::error),
-            Ok(None) => Ok(Vec::new()),
-            Err(status) => Err(status),
+        match prepare(pod, cluster)? {
+            Some(state) => prebind::writes(&state, node, cluster).map_err(Status::error),
+            None => Ok(Vec::new()),
         }
     }
 }
