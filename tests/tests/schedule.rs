@@ -738,6 +738,29 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
             json!([{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]);
         api.add(p);
     }
+    // A GPU claim not allocated yet: DynamicResources finds the device on
+    // n1, but its PreBind must write the allocation first.
+    api.add(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": "n1-gpu"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0"}]}}),
+    );
+    api.add(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
+    );
+    api.add(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+        "metadata": {"name": "gpu", "namespace": "default"},
+        "spec": {"devices": {"requests": [{"name": "gpu",
+            "exactly": {"deviceClassName": "gpu"}}]}}}),
+    );
+    let mut trainer = pod("trainer", "100m", 0, Some("sift"));
+    trainer["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimName": "gpu"}]);
+    api.add(trainer);
     let mut gated = pod("gated", "100m", 0, Some("sift"));
     gated["spec"]["schedulingGates"] = json!([{"name": "example.com/wait"}]);
     api.add(gated);
@@ -745,10 +768,20 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
     let (plugins, config) = setup(&dir);
     let s = Sift::single(&api, &dir, &plugins, &config);
     wait_for("the claims' conditions", &[&s], || {
-        ["db", "claim", "later"]
+        ["db", "claim", "later", "trainer"]
             .iter()
             .all(|p| condition(&api, p, "PodScheduled").is_some())
     });
+    // The trainer fits n1, but is not bound without its claim's allocation.
+    assert!(!placements(&api).contains_key("trainer"));
+    let c = condition(&api, "trainer", "PodScheduled").unwrap();
+    assert_eq!(c["reason"], "SchedulerError", "{c}");
+    assert_eq!(
+        c["message"],
+        "binding it needs PreBind writes (ResourceClaim default/gpu), which sift's live \
+         scheduler does not make yet",
+        "{c}"
+    );
     assert_eq!(placements(&api).get("db").map(String::as_str), Some("n2"));
     for (name, message) in [
         (
@@ -759,8 +792,8 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
         (
             "later",
             "0/2 nodes are available: 2 pod has unbound PersistentVolumeClaims of a \
-             WaitForFirstConsumer class, which sift cannot bind yet (VolumeBinding's PreBind \
-             writes are not implemented): data-later. preemption: 0/2 nodes are available: 2 \
+             WaitForFirstConsumer class, which sift's live scheduler cannot bind yet (it does \
+             not write VolumeBinding's PreBind objects): data-later. preemption: 0/2 nodes are available: 2 \
              Preemption is not helpful for scheduling.",
         ),
     ] {
@@ -768,7 +801,7 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
         assert_eq!(c["reason"], "Unschedulable", "{name}: {c}");
         assert_eq!(c["message"], message, "{name}: {c}");
     }
-    // Nothing was written to the claims or the volumes.
+    // Nothing was written to the claims, the volumes or the resource claims.
     let writes: Vec<String> = api
         .requests()
         .iter()
@@ -776,7 +809,11 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
             q.method != "GET"
                 && matches!(
                     q.resource,
-                    Some(Resource::PersistentVolumeClaims | Resource::PersistentVolumes)
+                    Some(
+                        Resource::PersistentVolumeClaims
+                            | Resource::PersistentVolumes
+                            | Resource::ResourceClaims
+                    )
                 )
         })
         .map(|q| q.to_string())

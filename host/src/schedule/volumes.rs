@@ -50,8 +50,8 @@ pub fn awaiting_volume_binding(
     }
     Some(format!(
         "0/{nodes} nodes are available: {nodes} pod has unbound PersistentVolumeClaims of a \
-         WaitForFirstConsumer class, which sift cannot bind yet (VolumeBinding's PreBind \
-         writes are not implemented): {}. preemption: 0/{nodes} nodes are available: {nodes} \
+         WaitForFirstConsumer class, which sift's live scheduler cannot bind yet (it does \
+         not write VolumeBinding's PreBind objects): {}. preemption: 0/{nodes} nodes are available: {nodes} \
          Preemption is not helpful for scheduling.",
         claims.join(", ")
     ))

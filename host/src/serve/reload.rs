@@ -580,6 +580,27 @@ pub fn smoke_test(plugin: &WasmPlugin) -> Result<()> {
         ..Pod::default()
     };
     pod.requests.milli_cpu = 100;
+    // The whole objects too, as kubectl prints them, for plugins that read
+    // them (DynamicResources and NodeDeclaredFeatures read the pod's): a
+    // component that errs without one would be refused, and its filter
+    // would then not run at all.
+    pod.object = Some(
+        serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": pod.name, "namespace": pod.namespace},
+            "spec": {"nodeSelector": {hostname.0: hostname.1},
+                     "containers": [{"name": "smoke", "image": "smoke",
+                         "ports": [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}],
+                         "resources": {"requests": {"cpu": "100m"}}}]}})
+        .to_string()
+        .into(),
+    );
+    node.object = Some(
+        serde_json::json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": node.name, "labels": {hostname.0: hostname.1}},
+            "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}})
+        .to_string()
+        .into(),
+    );
     let snapshot = Arc::new(Snapshot::from_nodes(vec![node])?);
     let cycle = Cycle::new(pod, snapshot);
     let prepared = plugin
