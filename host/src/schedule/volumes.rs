@@ -134,7 +134,7 @@ mod tests {
             held.starts_with("0/3 nodes are available: 3 pod has unbound"),
             "{held}"
         );
-        assert!(held.contains("not implemented): later."), "{held}");
+        assert!(held.contains("PreBind objects): later."), "{held}");
         // An ephemeral volume's claim, of the class its beta annotation names.
         let eph = json!({"name": "scratch", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}});
         let held = awaiting_volume_binding(&pod(json!([eph])), &os, 1).unwrap();
