@@ -219,7 +219,7 @@ impl<'a> Session<'a> {
         backfill: bool,
     ) -> (Result<Decision, FitErrors>, Vec<NodeFit>) {
         let t = &self.state.tasks[task];
-        let pod = match kube::pod(&t.object) {
+        let mut pod = match kube::pod(&t.object) {
             Ok(p) => p,
             Err(e) => {
                 let fit = FitErrors {
@@ -231,6 +231,16 @@ impl<'a> Session<'a> {
                 return (Err(fit), Vec::new());
             }
         };
+        // Plugins that read the whole pod (DynamicResources,
+        // NodeDeclaredFeatures) get it, as in scheduler mode.
+        let scheduler = if backfill {
+            &self.schedulers.backfill
+        } else {
+            &self.schedulers.allocate
+        };
+        if scheduler.engine().full_objects().pod {
+            pod.object = Some(kube::object_json(&t.object));
+        }
         let snapshot = self.cluster.snapshot();
         let Attempt {
             filter,
