@@ -1031,7 +1031,8 @@ fn granted(role: &Value) -> BTreeSet<(String, String, String)> {
 }
 
 /// What `sift schedule` does cluster-wide (deploy/scheduler/10-rbac.yaml
-/// says why), and nothing more: no `get` (it watches), no updates of pods,
+/// says why), and nothing more: `get` only on the claims and volumes
+/// PreBind waits for (it watches the rest), no updates of pods,
 /// no core v1 events, nothing of PriorityClasses or Volcano (batch mode's,
 /// in their own file).
 #[test]
@@ -1073,6 +1074,13 @@ fn cluster_role_grants_what_sift_schedule_does_and_no_more() {
     // DynamicResources' claims, slices and classes.
     for resource in ["resourceclaims", "resourceslices", "deviceclasses"] {
         want("resource.k8s.io", resource, &["list", "watch"]);
+    }
+    // PreBind's writes, and the wait for the volume controller.
+    for resource in ["persistentvolumeclaims", "persistentvolumes"] {
+        want("", resource, &["get", "update"]);
+    }
+    for resource in ["resourceclaims", "resourceclaims/status"] {
+        want("resource.k8s.io", resource, &["update"]);
     }
     want("", "pods/binding", &["create"]);
     // PodScheduled, nominatedNodeName; DisruptionTarget on victims.

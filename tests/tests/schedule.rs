@@ -9,7 +9,7 @@
 //! measures speed).
 
 use serde_json::{Value, json};
-use sift_tests::apiserver::{FakeApiServer, Resource};
+use sift_tests::apiserver::FakeApiServer;
 use sift_tests::{plugins_dir, sift_bin, temp_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -691,55 +691,132 @@ fn a_plugin_swapped_mid_run_decides_the_next_pods_and_no_pod_is_skipped() {
     assert!(binds.values().all(|n| *n == 1));
 }
 
-/// Pods with claims: one whose claim is bound goes where its volume is
-/// (VolumeBinding reads the volume's node affinity; nothing is written
-/// before the bind, as upstream's PreBind writes nothing for it); one whose
-/// claim is missing gets upstream's reason; one whose claim waits for its
-/// first consumer is held back, since sift does not write VolumeBinding's
-/// PreBind yet. Gated pods and other schedulers' pods are not bound.
+/// The part of the volume controller and a CSI provisioner a PreBind
+/// waits for, acting on the fake's objects until `stop`: a claim named by
+/// a volume's `claimRef` is bound to it; a claim with a selected node gets
+/// a volume provisioned and is bound to it, except `data-flaky` the first
+/// time, whose provisioning fails (the provisioner removes the annotation,
+/// as external-provisioner does, to have the pod rescheduled).
+fn volume_controller(api: &FakeApiServer, stop: &std::sync::atomic::AtomicBool) {
+    let mut flaked = false;
+    let bind = |claim: &str, volume: &str| {
+        api.update("PersistentVolumeClaim", "default", claim, |c| {
+            c["spec"]["volumeName"] = json!(volume);
+            c["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] = json!("yes");
+            c["status"] = json!({"phase": "Bound"});
+        });
+    };
+    while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+        for key in api.keys("PersistentVolumeClaim") {
+            let name = key.split_once('/').unwrap().1.to_string();
+            let Some(c) = api.get("PersistentVolumeClaim", "default", &name) else {
+                continue;
+            };
+            if c["spec"]["volumeName"].is_string() {
+                continue;
+            }
+            let claimed = api.keys("PersistentVolume").into_iter().find(|pv| {
+                api.get("PersistentVolume", "", pv)
+                    .is_some_and(|v| v["spec"]["claimRef"]["name"] == name.as_str())
+            });
+            if let Some(pv) = claimed {
+                bind(&name, &pv);
+                continue;
+            }
+            let Some(node) = c["metadata"]["annotations"]["volume.kubernetes.io/selected-node"]
+                .as_str()
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            if name == "data-flaky" && !flaked {
+                flaked = true;
+                api.update("PersistentVolumeClaim", "default", &name, |c| {
+                    c["metadata"]["annotations"] = json!({});
+                });
+                continue;
+            }
+            let uid = c["metadata"]["uid"].as_str().unwrap().to_string();
+            let pv = format!("pvc-{uid}");
+            api.add(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+                "metadata": {"name": pv},
+                "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                         "storageClassName": "wait",
+                         "claimRef": {"namespace": "default", "name": name, "uid": uid},
+                         "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+                             {"key": "kubernetes.io/hostname", "operator": "In", "values": [node]}]}]}}},
+                "status": {"phase": "Bound"}}));
+            bind(&name, &pv);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Pods with claims, as kube-scheduler binds them. A claim bound already
+/// takes its pod where its volume is, and nothing is written (upstream's
+/// PreBind writes nothing for it). A claim waiting for its first consumer
+/// gets the node chosen in `volume.kubernetes.io/selected-node`; a free
+/// volume that fits gets the claim in its `claimRef`; the pod is bound
+/// only once the volume controller has bound its claims. A provisioning
+/// that fails is VolumeBinding's PreBind error and the pod is retried. A
+/// device claim gets its allocation, the pod in `reservedFor` and the
+/// delete-protection finalizer, and a second claim for the one device is
+/// never given it. A missing claim gets upstream's reason. Gated pods and
+/// other schedulers' pods are not bound.
 #[test]
-fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
-    let dir = temp_dir("schedule-skip");
+fn pods_with_claims_are_bound_after_their_prebind_writes_as_kube_scheduler_binds_them() {
+    let dir = temp_dir("schedule-claims");
     let api = FakeApiServer::start();
     api.add(node("n1", "4"));
     let mut n2 = node("n2", "4");
-    n2["metadata"]["labels"] = json!({"topology.kubernetes.io/zone": "b"});
+    n2["metadata"]["labels"]["topology.kubernetes.io/zone"] = json!("b");
     api.add(n2);
     api.add(
         json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
         "metadata": {"name": "wait"}, "provisioner": "csi.example.com",
         "volumeBindingMode": "WaitForFirstConsumer"}),
     );
+    let zone_b = json!({"required": {"nodeSelectorTerms": [{"matchExpressions": [
+        {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}});
     api.add(json!({"apiVersion": "v1", "kind": "PersistentVolume",
         "metadata": {"name": "pv-b"},
         "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
                  "storageClassName": "wait",
                  "claimRef": {"namespace": "default", "name": "data-db"},
-                 "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
-                     {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["b"]}]}]}}},
+                 "nodeAffinity": zone_b},
         "status": {"phase": "Bound"}}));
+    api.add(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "pv-free"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "storageClassName": "wait", "nodeAffinity": zone_b},
+        "status": {"phase": "Available"}}));
     api.add(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
         "metadata": {"name": "data-db", "namespace": "default",
                      "annotations": {"pv.kubernetes.io/bind-completed": "yes"}},
         "spec": {"volumeName": "pv-b", "storageClassName": "wait",
+                 "accessModes": ["ReadWriteOnce"],
                  "resources": {"requests": {"storage": "1Gi"}}},
         "status": {"phase": "Bound"}}));
-    api.add(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
-        "metadata": {"name": "data-later", "namespace": "default"},
-        "spec": {"storageClassName": "wait", "resources": {"requests": {"storage": "1Gi"}}},
-        "status": {"phase": "Pending"}}));
+    for claim in ["data-later", "data-static", "data-flaky"] {
+        api.add(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {"storageClassName": "wait", "accessModes": ["ReadWriteOnce"],
+                     "resources": {"requests": {"storage": "1Gi"}}},
+            "status": {"phase": "Pending"}}));
+    }
     for (name, claim) in [
         ("db", "data-db"),
         ("claim", "data"),
         ("later", "data-later"),
+        ("static", "data-static"),
+        ("flaky", "data-flaky"),
     ] {
         let mut p = pod(name, "100m", 0, Some("sift"));
         p["spec"]["volumes"] =
             json!([{"name": "data", "persistentVolumeClaim": {"claimName": claim}}]);
         api.add(p);
     }
-    // A GPU claim not allocated yet: DynamicResources finds the device on
-    // n1, but its PreBind must write the allocation first.
+    // One GPU, on n1, and two claims for a GPU: one pod gets it.
     api.add(
         json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
         "metadata": {"name": "n1-gpu"},
@@ -752,83 +829,130 @@ fn pods_with_claims_gated_pods_and_other_schedulers_pods_are_not_bound() {
         "metadata": {"name": "gpu"},
         "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
     );
-    api.add(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
-        "metadata": {"name": "gpu", "namespace": "default"},
-        "spec": {"devices": {"requests": [{"name": "gpu",
-            "exactly": {"deviceClassName": "gpu"}}]}}}),
-    );
-    let mut trainer = pod("trainer", "100m", 0, Some("sift"));
-    trainer["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimName": "gpu"}]);
-    api.add(trainer);
+    for (claim, trainer) in [("gpu", "trainer"), ("gpu-2", "trainer-2")] {
+        api.add(
+            json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "gpu",
+                "exactly": {"deviceClassName": "gpu"}}]}}}),
+        );
+        let mut p = pod(trainer, "100m", 0, Some("sift"));
+        p["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimName": claim}]);
+        api.add(p);
+    }
     let mut gated = pod("gated", "100m", 0, Some("sift"));
     gated["spec"]["schedulingGates"] = json!([{"name": "example.com/wait"}]);
     api.add(gated);
     api.add(pod("theirs", "100m", 0, Some("default-scheduler")));
     let (plugins, config) = setup(&dir);
-    let s = Sift::single(&api, &dir, &plugins, &config);
-    wait_for("the claims' conditions", &[&s], || {
-        ["db", "claim", "later", "trainer"]
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        scope.spawn(|| volume_controller(&api, &stop));
+        // Stops the controller however this ends, so the scope can join.
+        let _stop = StopOnDrop(&stop);
+        let s = Sift::single(&api, &dir, &plugins, &config);
+        wait_for("the claimed pods' verdicts", &[&s], || {
+            let placed = placements(&api);
+            ["db", "later", "static", "flaky", "trainer"]
+                .iter()
+                .all(|p| placed.contains_key(*p))
+                && ["claim", "trainer-2"]
+                    .iter()
+                    .all(|p| condition(&api, p, "PodScheduled").is_some())
+        });
+        // The pod stays where its PreBind wrote.
+        let placed = placements(&api);
+        let claim = |name: &str| api.get("PersistentVolumeClaim", "default", name).unwrap();
+        assert_eq!(placed["db"], "n2");
+        assert_eq!(
+            claim("data-later")["metadata"]["annotations"]["volume.kubernetes.io/selected-node"],
+            placed["later"].as_str()
+        );
+        assert_eq!(placed["static"], "n2", "pv-free lives in zone b");
+        let pv = api.get("PersistentVolume", "", "pv-free").unwrap();
+        assert_eq!(pv["spec"]["claimRef"]["name"], "data-static", "{pv}");
+        assert_eq!(
+            pv["spec"]["claimRef"]["uid"],
+            claim("data-static")["metadata"]["uid"]
+        );
+        assert_eq!(
+            pv["metadata"]["annotations"]["pv.kubernetes.io/bound-by-controller"],
+            "yes"
+        );
+        assert_eq!(claim("data-static")["spec"]["volumeName"], "pv-free");
+        // The failed provisioning: upstream's PreBind error, then a retry.
+        let flaky: Vec<String> = failed_events(&api, "flaky")
             .iter()
-            .all(|p| condition(&api, p, "PodScheduled").is_some())
-    });
-    // The trainer fits n1, but is not bound without its claim's allocation.
-    assert!(!placements(&api).contains_key("trainer"));
-    let c = condition(&api, "trainer", "PodScheduled").unwrap();
-    assert_eq!(c["reason"], "SchedulerError", "{c}");
-    assert_eq!(
-        c["message"],
-        "binding it needs PreBind writes (ResourceClaim default/gpu), which sift's live \
-         scheduler does not make yet",
-        "{c}"
-    );
-    assert_eq!(placements(&api).get("db").map(String::as_str), Some("n2"));
-    for (name, message) in [
-        (
-            "claim",
+            .map(|e| e["note"].as_str().unwrap_or_default().to_string())
+            .collect();
+        assert!(
+            flaky.iter().any(|n| n
+                == "running PreBind plugin \"VolumeBinding\": binding volumes: \
+                    provisioning failed for PVC \"data-flaky\""),
+            "{flaky:?}\n{}",
+            s.log()
+        );
+        assert_eq!(
+            claim("data-flaky")["metadata"]["annotations"]["volume.kubernetes.io/selected-node"],
+            placed["flaky"].as_str()
+        );
+        // The device: allocated once, to the trainer, on n1.
+        assert_eq!(placed["trainer"], "n1");
+        let gpu = api.get("ResourceClaim", "default", "gpu").unwrap();
+        let trainer = api.get("Pod", "default", "trainer").unwrap();
+        assert_eq!(
+            gpu["status"]["reservedFor"],
+            json!([{"resource": "pods", "name": "trainer",
+                    "uid": trainer["metadata"]["uid"]}]),
+            "{gpu}"
+        );
+        let result = &gpu["status"]["allocation"]["devices"]["results"][0];
+        assert_eq!(result["device"], "gpu-0", "{gpu}");
+        assert_eq!(result["pool"], "n1", "{gpu}");
+        assert_eq!(
+            gpu["metadata"]["finalizers"],
+            json!(["resource.kubernetes.io/delete-protection"])
+        );
+        assert!(!placed.contains_key("trainer-2"));
+        let gpu2 = api.get("ResourceClaim", "default", "gpu-2").unwrap();
+        assert!(gpu2.get("status").is_none_or(Value::is_null), "{gpu2}");
+        let c = condition(&api, "claim", "PodScheduled").unwrap();
+        assert_eq!(c["reason"], "Unschedulable", "{c}");
+        assert_eq!(
+            c["message"],
             "0/2 nodes are available: persistentvolumeclaim \"data\" not found. \
              preemption: 0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
-        ),
-        (
-            "later",
-            "0/2 nodes are available: 2 pod has unbound PersistentVolumeClaims of a \
-             WaitForFirstConsumer class, which sift's live scheduler cannot bind yet (it does \
-             not write VolumeBinding's PreBind objects): data-later. preemption: 0/2 nodes are available: 2 \
-             Preemption is not helpful for scheduling.",
-        ),
-    ] {
-        let c = condition(&api, name, "PodScheduled").unwrap();
-        assert_eq!(c["reason"], "Unschedulable", "{name}: {c}");
-        assert_eq!(c["message"], message, "{name}: {c}");
+        );
+        // Every claimed pod bound at most once; nothing was written for the
+        // claim bound already.
+        let binds = binds_per_pod(&api);
+        assert!(binds.values().all(|n| *n == 1), "{binds:?}");
+        let db_writes: Vec<String> = api
+            .requests()
+            .iter()
+            .filter(|q| q.method == "PUT" && q.path.contains("data-db"))
+            .map(|q| q.to_string())
+            .collect();
+        assert!(db_writes.is_empty(), "{db_writes:?}");
+        // The gate removed: the pod is scheduled.
+        api.update("Pod", "default", "gated", |p| {
+            p["spec"]["schedulingGates"] = json!([]);
+        });
+        wait_for("the ungated pod bound", &[&s], || {
+            placements(&api).contains_key("gated")
+        });
+        assert!(!placements(&api).contains_key("theirs"));
+        assert!(failed_events(&api, "theirs").is_empty());
+        assert!(condition(&api, "gated", "PodScheduled").is_some_and(|c| c["status"] == "True"));
+    });
+}
+
+struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
+
+impl Drop for StopOnDrop<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, std::sync::atomic::Ordering::SeqCst);
     }
-    // Nothing was written to the claims, the volumes or the resource claims.
-    let writes: Vec<String> = api
-        .requests()
-        .iter()
-        .filter(|q| {
-            q.method != "GET"
-                && matches!(
-                    q.resource,
-                    Some(
-                        Resource::PersistentVolumeClaims
-                            | Resource::PersistentVolumes
-                            | Resource::ResourceClaims
-                    )
-                )
-        })
-        .map(|q| q.to_string())
-        .collect();
-    assert!(writes.is_empty(), "{writes:?}");
-    // The gate removed: the pod is scheduled.
-    api.update("Pod", "default", "gated", |p| {
-        p["spec"]["schedulingGates"] = json!([]);
-    });
-    wait_for("the ungated pod bound", &[&s], || {
-        placements(&api).contains_key("gated")
-    });
-    assert!(!placements(&api).contains_key("theirs"));
-    assert!(failed_events(&api, "theirs").is_empty());
-    assert!(condition(&api, "gated", "PodScheduled").is_some_and(|c| c["status"] == "True"));
 }
 
 /// A ReplicaSet's pod, labelled app=web, bound to `node` (or pending).

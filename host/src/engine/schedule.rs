@@ -65,7 +65,15 @@ pub struct Decision {
     /// Objects the reserve steps write before the pod is bound, in
     /// reserver order.
     #[serde(skip)]
-    pub writes: Vec<crate::input::ApiObject>,
+    pub writes: Vec<PreBindWrite>,
+}
+
+/// An object a plugin's PreBind writes, with the plugin (upstream's
+/// PreBind errors name it).
+#[derive(Clone, Debug)]
+pub struct PreBindWrite {
+    pub plugin: String,
+    pub object: crate::input::ApiObject,
 }
 
 /// What scheduling one pod gave.
@@ -208,7 +216,10 @@ impl Scheduler {
             for r in &self.reservers {
                 let reservation = r.reserve(cycle, slot)?;
                 annotations.add(r.name(), &cycle.pod, reservation.annotations)?;
-                writes.extend(reservation.writes);
+                writes.extend(reservation.writes.into_iter().map(|object| PreBindWrite {
+                    plugin: r.name().to_string(),
+                    object,
+                }));
             }
             annotations.into_list()
         };

@@ -297,7 +297,7 @@ impl BatchLoop {
         for (key, decision) in &closed.bound {
             if let Some(pod) = self.world.task_object(key) {
                 let assumed = crate::simulate::assumed(&pod, decision);
-                self.parts.writer.bind(&assumed);
+                self.parts.writer.bind(&assumed, Vec::new());
                 bound += 1;
             }
         }

@@ -14,6 +14,10 @@ pub enum BindOutcome {
     Conflict(String),
     /// Anything else (5xx, a connection error): retried with backoff.
     Failed(String),
+    /// A PreBind write or the wait for the volumes failed (the message is
+    /// upstream's status: `running PreBind plugin ...`); the pod was not
+    /// bound and is retried with backoff.
+    PreBindFailed(String),
 }
 
 /// One thing for the loop to apply.

@@ -187,6 +187,7 @@ impl Metrics {
             BindOutcome::Gone(_) => "gone",
             BindOutcome::Conflict(_) => "conflict",
             BindOutcome::Failed(_) => "failed",
+            BindOutcome::PreBindFailed(_) => "prebind_failed",
         };
         self.bind_results
             .get_or_create(&ResultLabel {

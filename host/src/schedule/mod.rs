@@ -13,16 +13,18 @@
 //! A layer above `serve`, whose watch and reload it builds on; only the
 //! CLI imports it.
 
+pub mod api_error;
+pub mod assume;
 pub mod batch;
 pub mod events;
 pub mod http;
 pub mod input;
 pub mod leader;
 pub mod metrics;
+pub mod prebind;
 pub mod queue;
 pub mod run;
 pub mod scheduler;
-pub mod volumes;
 pub mod writer;
 
 pub use run::{LiveMode, Options, Plugins, run};

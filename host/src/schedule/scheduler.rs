@@ -5,8 +5,10 @@
 //!
 //! The cache is the cluster state plus the **assumed** pods: a pod that
 //! fits is assumed on its node at once (its usage counts for the next
-//! cycle) and its bind runs beside the loop ([`Writer::bind`]). The
-//! watch's update that shows it bound confirms it; a failed bind forgets
+//! cycle) and its bind runs beside the loop ([`Writer::bind`]), after
+//! the objects its PreBind writes (a claim's selected node, a volume's
+//! claim, a device allocation; [`super::prebind`]), which are assumed in
+//! the cache meanwhile ([`AssumedObjects`]). The watch's update that shows it bound confirms it; a failed bind forgets
 //! it (its usage leaves the node), wakes the pods waiting for room and
 //! requeues it with backoff, unless the API server said it is gone (404)
 //! or bound already (409). Assumed pods never expire (upstream removed
@@ -19,10 +21,11 @@
 //! their room until then, so nothing is bound onto a node that cannot
 //! hold it yet).
 
+use super::assume::AssumedObjects;
 use super::input::{BindOutcome, Input};
 use super::metrics::Metrics;
+use super::prebind::{self, Planned};
 use super::queue::{Failure, Queue, QueuedPod};
-use super::volumes::awaiting_volume_binding;
 use super::writer::{Unschedulable, Writer};
 use crate::cluster::ClusterState;
 use crate::engine::schedule::{Attempt, Scheduler};
@@ -68,6 +71,8 @@ pub struct Loop {
     parts: Parts,
     cache: ClusterState,
     assumed: HashMap<String, Assumed>,
+    /// The objects assumed pods' PreBind writes, until the watch shows them.
+    objects: AssumedObjects,
     queue: Queue,
     /// Bound pods' start times (seconds since the epoch), for preemption's
     /// victim order.
@@ -95,6 +100,7 @@ impl Loop {
             parts,
             cache,
             assumed: HashMap::new(),
+            objects: AssumedObjects::default(),
             queue: Queue::new(),
             started: HashMap::new(),
             preempting: HashMap::new(),
@@ -269,11 +275,12 @@ impl Loop {
             // volume filter rejected fit: the volume plugins register these
             // events upstream, and sift's components declare no hints.
             ClusterEvent::UpsertApiObject(o) => {
-                if self.cache.edit_api_objects(|os| os.upsert(&o)) {
+                if self.objects.observe(&o) && self.cache.edit_api_objects(|os| os.upsert(&o)) {
                     self.queue.move_all(now);
                 }
             }
             ClusterEvent::DeleteApiObject(kind, key) => {
+                self.objects.deleted(kind, &key);
                 self.cache.edit_api_objects(|os| os.remove(kind, &key));
             }
             ClusterEvent::Bookmark | ClusterEvent::Batch(_) => {}
@@ -322,6 +329,11 @@ impl Loop {
         self.queue.remove(key);
         self.started.remove(key);
         let was_assumed = self.assumed.remove(key).is_some();
+        if was_assumed {
+            // Its PreBind may not have written everything: what it did
+            // write comes back through the watch.
+            self.objects.restore(&mut self.cache, key);
+        }
         let held = self.cache.bound_requests(key).is_some();
         self.cache.remove_pod_key(key);
         self.cache.clear_nomination(key);
@@ -352,6 +364,7 @@ impl Loop {
         }
         match outcome {
             BindOutcome::Bound => {
+                self.objects.settle(&key);
                 let attempts = assumed.entry.attempts + 1;
                 let since = now.saturating_sub(assumed.entry.first_queued);
                 self.parts
@@ -364,28 +377,35 @@ impl Loop {
                 tracing::info!("bind of {key} not retried: {why}");
                 self.forget(&key);
             }
-            BindOutcome::Failed(why) => {
-                tracing::warn!("bind of {key} failed, retrying with backoff: {why}");
-                if let Some(a) = self.forget(&key) {
-                    self.queue.move_all(now);
-                    self.parts.writer.unschedulable(
-                        &a.entry.pod,
-                        Unschedulable {
-                            reason: "SchedulerError",
-                            message: format!("binding rejected: {why}"),
-                            nominated: None,
-                        },
-                    );
-                    self.queue.failed(a.entry, Failure::Error, now);
-                }
-            }
+            BindOutcome::Failed(why) => self.retry(&key, format!("binding rejected: {why}"), now),
+            BindOutcome::PreBindFailed(why) => self.retry(&key, why, now),
         }
     }
 
-    /// Undoes an assumption: the pod's usage leaves its node.
+    /// A bind or its PreBind failed: the pod leaves its node, the waiting
+    /// pods are woken, and it is retried with the error backoff.
+    fn retry(&mut self, key: &str, message: String, now: u64) {
+        tracing::warn!("bind of {key} failed, retrying with backoff: {message}");
+        if let Some(a) = self.forget(key) {
+            self.queue.move_all(now);
+            self.parts.writer.unschedulable(
+                &a.entry.pod,
+                Unschedulable {
+                    reason: "SchedulerError",
+                    message,
+                    nominated: None,
+                },
+            );
+            self.queue.failed(a.entry, Failure::Error, now);
+        }
+    }
+
+    /// Undoes an assumption: the pod's usage leaves its node, the objects
+    /// its PreBind wrote go back to what the watch showed.
     fn forget(&mut self, key: &str) -> Option<Assumed> {
         let a = self.assumed.remove(key)?;
         self.cache.remove_pod_key(key);
+        self.objects.restore(&mut self.cache, key);
         Some(a)
     }
 
@@ -394,12 +414,6 @@ impl Loop {
         let started = Instant::now();
         let key = entry.key.key().to_string();
         let object = entry.pod.clone();
-        if let Some(why) =
-            awaiting_volume_binding(&object, self.cache.api_objects(), self.cache.node_count())
-        {
-            self.fail(entry, "Unschedulable", why, started);
-            return;
-        }
         let mut pod = match kube::pod(&object) {
             Ok(p) => p,
             Err(e) => {
@@ -422,21 +436,6 @@ impl Loop {
             error,
         } = scheduler.schedule(&snapshot, pod.clone());
         if let Some(decision) = decision {
-            if !decision.writes.is_empty() {
-                // A pod bound without its PreBind writes would run without
-                // its volumes or devices: never bind it.
-                let objects: Vec<String> = decision
-                    .writes
-                    .iter()
-                    .map(|w| format!("{} {}", w.kind, w.key))
-                    .collect();
-                let message = format!(
-                    "binding it needs PreBind writes ({}), which sift's live scheduler does not make yet",
-                    objects.join(", ")
-                );
-                self.fail(entry, "SchedulerError", message, started);
-                return;
-            }
             let assumed = crate::simulate::assumed(&object, &decision);
             if let Err(e) = self.cache.upsert_pod(&assumed) {
                 self.fail(entry, "SchedulerError", format!("{e:#}"), started);
@@ -444,7 +443,14 @@ impl Loop {
             }
             self.cache.clear_nomination(&key);
             let uid = object.metadata.uid.clone().unwrap_or_default();
-            self.parts.writer.bind(&assumed);
+            let objects = self.cache.api_objects();
+            let prebind: Vec<Planned> = decision
+                .writes
+                .iter()
+                .map(|w| prebind::plan(w, objects.get(w.object.kind, &w.object.key)))
+                .collect();
+            self.objects.assume(&mut self.cache, &key, &decision.writes);
+            self.parts.writer.bind(&assumed, prebind);
             self.assumed.insert(key, Assumed { uid, entry });
             self.parts.metrics.attempt("scheduled", started.elapsed());
             return;

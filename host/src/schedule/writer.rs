@@ -1,5 +1,6 @@
 //! What the live scheduler writes to the API server, as kube-scheduler
-//! writes it: the binding (`POST pods/NAME/binding`), the `PodScheduled`
+//! writes it: PreBind's objects ([`prebind`]), then the binding
+//! (`POST pods/NAME/binding`), the `PodScheduled`
 //! condition and nomination (a strategic-merge patch of `pods/status`),
 //! preemption's `DisruptionTarget` condition and graceful delete, and
 //! events (events.k8s.io/v1, with series).
@@ -12,9 +13,11 @@
 //! connection errors, as upstream's `util.PatchPodStatus` (its
 //! `retry.DefaultBackoff`: 4 tries from 10 ms, ×5).
 
+use super::api_error::error_text;
 use super::events::{Recorder, Regarding};
 use super::input::{BindOutcome, Input};
 use super::metrics::Metrics;
+use super::prebind::{self, Planned};
 use crate::input::kube as model;
 use crate::input::volcano::PodGroup;
 use k8s_openapi::api::core::v1 as k8s;
@@ -82,8 +85,9 @@ impl Writer {
     }
 
     /// Binds `pod` (as assumed: `spec.nodeName` set, reserve annotations
-    /// added) to its node; the outcome comes back as [`Input::Bound`].
-    pub fn bind(&self, pod: &k8s::Pod) {
+    /// added) to its node, after its PreBind writes ([`prebind::run`]);
+    /// the outcome comes back as [`Input::Bound`].
+    pub fn bind(&self, pod: &k8s::Pod, prebind: Vec<Planned>) {
         let key = model::pod_key(pod);
         let (namespace, name) = namespace_name(pod);
         let uid = pod.metadata.uid.clone().unwrap_or_default();
@@ -105,7 +109,18 @@ impl Writer {
         let events = self.events.clone();
         let regarding = Regarding::of(pod);
         let metrics = self.metrics.clone();
+        let client = self.client.clone();
         self.runtime.spawn(async move {
+            // Not under a bind permit: a pod waiting for its volumes must
+            // not hold back the binds of others.
+            if !prebind.is_empty()
+                && let Err(why) = prebind::run(&client, &node, &prebind).await
+            {
+                let outcome = BindOutcome::PreBindFailed(why);
+                metrics.binds(&outcome);
+                let _ = tx.send(Input::Bound { key, uid, outcome });
+                return;
+            }
             let Ok(_permit) = permits.acquire_owned().await else {
                 return;
             };
@@ -374,24 +389,6 @@ async fn patch_status(
         .map(|_| ())
     })
     .await
-}
-
-/// A kube error with its causes, in one line.
-pub fn error_text(e: &kube::Error) -> String {
-    if let kube::Error::Api(s) = e {
-        return format!("{} ({} {})", s.message, s.code, s.reason);
-    }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let t = s.to_string();
-        if !text.contains(&t) {
-            text.push_str(": ");
-            text.push_str(&t);
-        }
-        source = s.source();
-    }
-    text
 }
 
 pub fn now_rfc3339() -> String {

@@ -244,7 +244,8 @@ impl Loop<'_> {
             cluster.upsert_pod(&assumed)?;
             if !decision.writes.is_empty() {
                 let labels = &snapshot.node(decision.slot).labels;
-                prebind::apply(cluster, &decision.writes, labels)?;
+                let objects: Vec<_> = decision.writes.iter().map(|w| w.object.clone()).collect();
+                prebind::apply(cluster, &objects, labels)?;
             }
             self.api.bind(&assumed)?;
             tracker.bound(key, now, &decision, &pod.requests);

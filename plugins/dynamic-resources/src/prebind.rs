@@ -33,10 +33,14 @@ pub fn writes(
     for c in found {
         let key = c.key();
         let mut claim = c.value.clone();
+        let allocation = allocations.iter().find(|(k, _)| *k == key);
+        if allocation.is_some() {
+            protect(&mut claim);
+        }
         let Some(status) = status_of(&mut claim) else {
             continue;
         };
-        if let Some((_, allocation)) = allocations.iter().find(|(k, _)| *k == key) {
+        if let Some((_, allocation)) = allocation {
             let mut allocation = allocation.clone();
             unique_share_ids(&mut allocation, &pod.uid, &key);
             status.insert("allocation".into(), allocation);
@@ -65,6 +69,23 @@ pub fn writes(
         });
     }
     Ok(out)
+}
+
+/// Adds the finalizer upstream's PreBind puts on a claim it allocates,
+/// so that the claim is not deleted while its devices are in use.
+fn protect(claim: &mut Value) {
+    const FINALIZER: &str = "resource.kubernetes.io/delete-protection";
+    let Some(meta) = claim.get_mut("metadata").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let list = meta
+        .entry("finalizers")
+        .or_insert_with(|| Value::Array(Vec::new()));
+    if let Some(list) = list.as_array_mut()
+        && !list.iter().any(|f| f == FINALIZER)
+    {
+        list.push(json!(FINALIZER));
+    }
 }
 
 /// `status` of the claim, made an object if missing.
