@@ -947,6 +947,76 @@ fn pods_with_claims_are_bound_after_their_prebind_writes_as_kube_scheduler_binds
     });
 }
 
+/// The API server refuses the device claims' PreBind writes for a while:
+/// no pod is bound without its claim's allocation, the failure is
+/// upstream's PreBind error, the pod is retried, and the one device ends
+/// allocated to exactly one claim, whose pod alone is bound.
+#[test]
+fn a_refused_prebind_write_binds_nothing_and_allocates_nothing_twice() {
+    let dir = temp_dir("schedule-prebind-fault");
+    let api = FakeApiServer::start();
+    api.add(node("n1", "4"));
+    api.add(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": "n1-gpu"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0"}]}}),
+    );
+    api.add(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
+    );
+    for claim in ["gpu-a", "gpu-b"] {
+        api.add(
+            json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
+            "metadata": {"name": claim, "namespace": "default"},
+            "spec": {"devices": {"requests": [{"name": "gpu",
+                "exactly": {"deviceClassName": "gpu"}}]}}}),
+        );
+    }
+    let (plugins, config) = setup(&dir);
+    let s = Sift::single(&api, &dir, &plugins, &config);
+    wait_for("sift ready", &[&s], || s.readyz().0 == 200);
+    // The watches are open; from now on writes (and new lists) of claims fail.
+    api.set_failing(Some("resourceclaims"), Some(500));
+    for (pod_name, claim) in [("a", "gpu-a"), ("b", "gpu-b")] {
+        let mut p = pod(pod_name, "100m", 0, Some("sift"));
+        p["spec"]["resourceClaims"] = json!([{"name": "gpu", "resourceClaimName": claim}]);
+        api.add(p);
+    }
+    wait_for("a refused PreBind", &[&s], || {
+        ["a", "b"].iter().any(|p| {
+            failed_events(&api, p).iter().any(|e| {
+                e["note"].as_str().is_some_and(|n| {
+                    n.starts_with(
+                        "running PreBind plugin \"DynamicResources\": updating ResourceClaim",
+                    )
+                })
+            })
+        })
+    });
+    assert!(placements(&api).is_empty(), "bound without its allocation");
+    api.set_failing(Some("resourceclaims"), None);
+    wait_for("one pod bound", &[&s], || !placements(&api).is_empty());
+    // Both pods had their chance again (backoff) and the loser's verdict
+    // is in.
+    std::thread::sleep(Duration::from_secs(3));
+    let placed = placements(&api);
+    assert_eq!(placed.len(), 1, "{placed:?}");
+    let (winner, _) = placed.iter().next().unwrap();
+    let allocated: Vec<&str> = ["gpu-a", "gpu-b"]
+        .into_iter()
+        .filter(|c| {
+            api.get("ResourceClaim", "default", c)
+                .is_some_and(|v| v["status"]["allocation"].is_object())
+        })
+        .collect();
+    assert_eq!(allocated, [format!("gpu-{winner}")], "{}", s.log());
+    assert!(binds_per_pod(&api).values().all(|n| *n == 1));
+}
+
 struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
 
 impl Drop for StopOnDrop<'_> {
