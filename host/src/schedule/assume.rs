@@ -123,8 +123,8 @@ impl AssumedObjects {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.entries.len()
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
     }
 }
 
@@ -169,7 +169,7 @@ mod tests {
         assert!(!assumed.observe(&claim("4", false)));
         // The write's echo: taken, and nothing stays assumed.
         assert!(assumed.observe(&claim("6", true)));
-        assert_eq!(assumed.len(), 0);
+        assert!(assumed.is_empty());
     }
 
     #[test]
