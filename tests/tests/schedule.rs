@@ -691,6 +691,22 @@ fn a_plugin_swapped_mid_run_decides_the_next_pods_and_no_pod_is_skipped() {
     assert!(binds.values().all(|n| *n == 1));
 }
 
+/// A DRA driver's one GPU on node n1, and the class that selects it.
+fn one_gpu_on_n1(api: &FakeApiServer) {
+    api.add(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
+        "metadata": {"name": "n1-gpu"},
+        "spec": {"driver": "gpu.example.com", "nodeName": "n1",
+                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
+                 "devices": [{"name": "gpu-0"}]}}),
+    );
+    api.add(
+        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
+        "metadata": {"name": "gpu"},
+        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
+    );
+}
+
 /// The part of the volume controller and a CSI provisioner a PreBind
 /// waits for, acting on the fake's objects until `stop`: a claim named by
 /// a volume's `claimRef` is bound to it; a claim with a selected node gets
@@ -817,18 +833,7 @@ fn pods_with_claims_are_bound_after_their_prebind_writes_as_kube_scheduler_binds
         api.add(p);
     }
     // One GPU, on n1, and two claims for a GPU: one pod gets it.
-    api.add(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": "n1-gpu"},
-        "spec": {"driver": "gpu.example.com", "nodeName": "n1",
-                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-                 "devices": [{"name": "gpu-0"}]}}),
-    );
-    api.add(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-        "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
-    );
+    one_gpu_on_n1(&api);
     for (claim, trainer) in [("gpu", "trainer"), ("gpu-2", "trainer-2")] {
         api.add(
             json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
@@ -956,18 +961,7 @@ fn a_refused_prebind_write_binds_nothing_and_allocates_nothing_twice() {
     let dir = temp_dir("schedule-prebind-fault");
     let api = FakeApiServer::start();
     api.add(node("n1", "4"));
-    api.add(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceSlice",
-        "metadata": {"name": "n1-gpu"},
-        "spec": {"driver": "gpu.example.com", "nodeName": "n1",
-                 "pool": {"name": "n1", "generation": 1, "resourceSliceCount": 1},
-                 "devices": [{"name": "gpu-0"}]}}),
-    );
-    api.add(
-        json!({"apiVersion": "resource.k8s.io/v1", "kind": "DeviceClass",
-        "metadata": {"name": "gpu"},
-        "spec": {"selectors": [{"cel": {"expression": "device.driver == \"gpu.example.com\""}}]}}),
-    );
+    one_gpu_on_n1(&api);
     for claim in ["gpu-a", "gpu-b"] {
         api.add(
             json!({"apiVersion": "resource.k8s.io/v1", "kind": "ResourceClaim",
