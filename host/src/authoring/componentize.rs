@@ -3,42 +3,26 @@
 //!
 //! - `bindings c`: wit-bindgen's C bindings for the contract this sift
 //!   speaks (the same generator as the `wit-bindgen c` CLI).
-//! - `new`: a core module (or WAT) becomes a component of the world
-//!   `sift:predicate/predicate-plugin`: the contract is embedded unless the
+//! - `new`: a core module (or WAT) becomes a component of the contract's
+//!   world (`predicate-plugin` to 0.2, `plugin` since 0.3; the version
+//!   its exports name): the contract is embedded unless the
 //!   module carries it already (wit-bindgen's C object file does), and a
 //!   module written against WASI preview 1 (wasi-libc, Go's wasip1) is
 //!   adapted with the preview-1 reactor adapter of the wasmtime sift links,
 //!   so its WASI imports land on what the host provides.
 
+use crate::contract::Version;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use wit_bindgen_core::wit_parser::{Resolve, WorldId};
 
-/// The contract, embedded so that what sift builds and scaffolds always
-/// matches the WIT this sift speaks.
-pub const CONTRACTS: &[(&str, &str)] = &[
-    ("0.1.0", include_str!("../../../wit/0.1.0/predicate.wit")),
-    ("0.2.0", include_str!("../../../wit/0.2.0/predicate.wit")),
-];
 /// The contract new plugins are written against.
-pub const LATEST: &str = "0.2.0";
+pub const LATEST: &str = Version::LATEST.as_str();
 
 /// The WIT text of contract `version`, or an error naming the known ones.
 pub fn contract_wit(version: &str) -> Result<&'static str> {
-    CONTRACTS
-        .iter()
-        .find(|(v, _)| *v == version)
-        .map(|(_, wit)| *wit)
-        .ok_or_else(|| {
-            let known: Vec<&str> = CONTRACTS.iter().map(|(v, _)| *v).collect();
-            anyhow::anyhow!(
-                "unknown contract version {version:?}: this sift knows {}",
-                known.join(", ")
-            )
-        })
+    Ok(Version::parse(version).map_err(anyhow::Error::msg)?.wit())
 }
-/// The world a plugin implements.
-pub const WORLD: &str = "predicate-plugin";
 
 /// The name core modules import WASI preview 1 under.
 const PREVIEW1: &str = "wasi_snapshot_preview1";
@@ -89,11 +73,12 @@ pub fn run(command: Command) -> Result<()> {
 }
 
 fn contract(version: &str) -> Result<(Resolve, WorldId)> {
+    let version = Version::parse(version).map_err(anyhow::Error::msg)?;
     let mut resolve = Resolve::default();
     let pkg = resolve
-        .push_str("predicate.wit", contract_wit(version)?)
+        .push_str("predicate.wit", version.wit())
         .context("the embedded contract does not parse")?;
-    let world = resolve.select_world(&[pkg], Some(WORLD))?;
+    let world = resolve.select_world(&[pkg], Some(version.world()))?;
     Ok((resolve, world))
 }
 
@@ -215,4 +200,27 @@ pub fn bindings(lang: BindingsLang, version: &str, out: &Path) -> Result<Vec<Pat
         written.push(path);
     }
     Ok(written)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_contract_this_sift_runs_can_be_built_against() {
+        let names: Vec<&str> = Version::ALL.iter().map(|v| v.as_str()).collect();
+        assert_eq!(names, crate::contract::SUPPORTED);
+        for v in Version::ALL {
+            let (resolve, world) = contract(v.as_str()).unwrap();
+            assert_eq!(resolve.worlds[world].name, v.world());
+        }
+        assert_eq!(Version::parse("0.7"), Ok(Version::V0_7));
+        assert!(
+            contract("0.9.0")
+                .unwrap_err()
+                .to_string()
+                .contains("knows 0.1.0")
+        );
+        assert_eq!(LATEST, *names.last().unwrap());
+    }
 }

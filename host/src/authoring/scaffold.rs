@@ -229,7 +229,7 @@ pub fn run(a: Options) -> Result<PathBuf> {
         &starter_case(&a.name, &plugin),
     )?;
     if a.lang != Lang::Rust {
-        // Rust projects get the contract (0.2) with the SDK; the other
+        // Rust projects get the latest contract with the SDK; the other
         // starters (C, Go, Python, JavaScript, WAT) are written against 0.1,
         // which sift keeps running.
         write(&dir, "wit/predicate.wit", contract_wit("0.1.0")?)?;

@@ -31,7 +31,8 @@ pub enum ComponentCommand {
     Bindings {
         #[arg(value_enum)]
         lang: BindingsLangArg,
-        /// The contract version to write bindings for (0.1.0 or 0.2.0).
+        /// The contract version to write bindings for: any this sift runs
+        /// (another is refused, naming them), by default the latest.
         #[arg(long, default_value = LATEST)]
         contract: String,
         /// Directory to write into (created if missing).

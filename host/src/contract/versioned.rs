@@ -83,6 +83,47 @@ pub enum Version {
 }
 
 impl Version {
+    /// Every version, oldest first (as [`SUPPORTED`]).
+    pub const ALL: [Version; 7] = [
+        Version::V0_1,
+        Version::V0_2,
+        Version::V0_3,
+        Version::V0_4,
+        Version::V0_5,
+        Version::V0_6,
+        Version::V0_7,
+    ];
+
+    /// The newest: what new plugins are written against.
+    pub const LATEST: Version = Version::V0_7;
+
+    /// The version named "0.7.0" (or "0.7"); an error names those known.
+    pub fn parse(name: &str) -> Result<Version, String> {
+        Version::ALL
+            .into_iter()
+            .find(|v| v.as_str() == name || v.as_str().strip_suffix(".0") == Some(name))
+            .ok_or_else(|| {
+                format!(
+                    "unknown contract version {name:?}: this sift knows {}",
+                    SUPPORTED.join(", ")
+                )
+            })
+    }
+
+    /// The contract's WIT (`wit/<version>/predicate.wit`), embedded so that
+    /// what sift builds and scaffolds always matches what it runs.
+    pub fn wit(self) -> &'static str {
+        match self {
+            Version::V0_1 => include_str!("../../../wit/0.1.0/predicate.wit"),
+            Version::V0_2 => include_str!("../../../wit/0.2.0/predicate.wit"),
+            Version::V0_3 => include_str!("../../../wit/0.3.0/predicate.wit"),
+            Version::V0_4 => include_str!("../../../wit/0.4.0/predicate.wit"),
+            Version::V0_5 => include_str!("../../../wit/0.5.0/predicate.wit"),
+            Version::V0_6 => include_str!("../../../wit/0.6.0/predicate.wit"),
+            Version::V0_7 => include_str!("../../../wit/0.7.0/predicate.wit"),
+        }
+    }
+
     /// The world a component of this version implements.
     pub fn world(self) -> &'static str {
         match self {
@@ -99,7 +140,7 @@ impl Version {
         format!("{call} is not in contract {}", self.as_str())
     }
 
-    pub fn as_str(self) -> &'static str {
+    pub const fn as_str(self) -> &'static str {
         match self {
             Version::V0_1 => "0.1.0",
             Version::V0_2 => "0.2.0",
