@@ -17,10 +17,11 @@ sift plugin component (component.sh runs this between `go build` and
    the array sift.adapterArena (a Go global, so Go never allocates there),
    found by the 16-byte marker the array starts with.
 
-2. Go's prints (panics, fatal errors, println) become lines of sift's log:
-   runtime.fd_write calls a function added here instead of the import,
-   whose descriptor table would need wasi:filesystem, which sift never
-   links.
+2. Go's own prints (panics, fatal errors, println) become lines of sift's
+   log at level error, whole, with no stdio granted: runtime.fd_write calls
+   a function added here instead of the import. What a plugin prints
+   through os.Stdout or fmt goes to WASI's stdout, which is discarded
+   unless the sandbox grants stdio.
 
 3. Go's sleeps (runtime.poll_oneoff) return at once: a plugin call has
    nothing to wait for, and sift's clocks are frozen by default.
@@ -242,9 +243,14 @@ def main():
     secs = sections(module)
     imports = func_imports(secs)
     nimports = len(imports)
-    fd_write_idx = import_index(imports, "wasi_snapshot_preview1", "fd_write")
+    # Go's runtime imports fd_write for its own prints; package syscall
+    # (os, fmt, log, time...) imports it again for files and stdio.
+    fd_writes = [i for i, (m, n, _) in enumerate(imports)
+                 if (m, n) == ("wasi_snapshot_preview1", "fd_write")]
+    if not fd_writes:
+        raise SystemExit("patch_core: no import wasi_snapshot_preview1 fd_write")
     log_idx = import_index(imports, "sift:predicate/log@0.1.0", "log")
-    fd_write_type = imports[fd_write_idx][2]
+    fd_write_type = imports[fd_writes[0]][2]
     poll_idx = import_index(imports, "wasi_snapshot_preview1", "poll_oneoff")
     poll_type = imports[poll_idx][2]
 
@@ -276,7 +282,14 @@ def main():
             raise SystemExit(f"patch_core: {body.count(call)} candidate calls in {wrapper_name} (want 1)")
         bodies[wrapper - nimports] = body.replace(call, b"\x10" + enc_uleb(new_idx))
 
-    redirect("runtime.fd_write", fd_write_idx, fd_write_shim_idx)
+    runtime_fd_write = names.get("runtime.fd_write")
+    if runtime_fd_write is None or runtime_fd_write < nimports:
+        raise SystemExit("patch_core: Go's runtime.fd_write wrapper not found")
+    called = [i for i in fd_writes
+              if b"\x10" + enc_uleb(i) in bodies[runtime_fd_write - nimports]]
+    if len(called) != 1:
+        raise SystemExit(f"patch_core: runtime.fd_write calls {len(called)} fd_write imports (want 1)")
+    redirect("runtime.fd_write", called[0], fd_write_shim_idx)
     redirect("runtime.poll_oneoff", poll_idx, poll_shim_idx)
 
     # (func (param $old i32) (param $old_size i32) (param $align i32) (param $size i32) (result i32)
@@ -377,17 +390,21 @@ def main():
     exportsec[1] = (enc_uleb(nexports + 1) + exportsec[1][epos:]
                     + enc_name("cabi_realloc_adapter") + b"\x00" + enc_uleb(realloc_idx))
 
-    # Nothing calls the fd_write import any more, but while the module
-    # imports it, the adapter keeps its descriptor table and so imports
-    # wasi:filesystem. It becomes an import of clock_res_get (needs no
-    # descriptors; never called), keeping every function index.
+    # When nothing calls the fd_write import any more (no syscall), it
+    # becomes an import of clock_res_get (never called), keeping every
+    # function index: while the module imports fd_write the adapter keeps
+    # its descriptor table, and the component imports wasi:filesystem,
+    # which costs instantiation time for nothing. A module that imports
+    # syscall keeps its own fd_write, and the filesystem (no directory is
+    # ever preopened, so no file opens).
     importsec = find(secs, 2)
     random_type = imports[import_index(imports, "wasi_snapshot_preview1", "random_get")][2]
     old = enc_name("wasi_snapshot_preview1") + enc_name("fd_write") + b"\x00" + enc_uleb(fd_write_type)
     new = enc_name("wasi_snapshot_preview1") + enc_name("clock_res_get") + b"\x00" + enc_uleb(random_type)
-    if importsec[1].count(old) != 1:
-        raise SystemExit("patch_core: fd_write import not found")
-    importsec[1] = importsec[1].replace(old, new)
+    if len(fd_writes) == 1:
+        if importsec[1].count(old) != 1:
+            raise SystemExit("patch_core: fd_write import not found")
+        importsec[1] = importsec[1].replace(old, new)
     # The same for poll_oneoff (its fd subscriptions need the descriptor
     # table too): it becomes an import of proc_raise, never called.
     proc_raise_type = find_type(secs, b"\x7f", b"\x7f")

@@ -473,8 +473,8 @@ func logImport(level uint32, message string)
 // Log writes a line into the host's log, tagged with the plugin's name.
 func Log(level Level, message string) { logImport(uint32(level), message) }
 
-// panicMessage describes a recovered panic without package fmt (which
-// would import os and syscall: see the package documentation).
+// panicMessage describes a recovered panic without package fmt, which a
+// plugin that does not use it should not pay for (about 0.7 MiB).
 func panicMessage(where string, v any) string {
 	msg := "panic in " + where + ": "
 	switch x := v.(type) {

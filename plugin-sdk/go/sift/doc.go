@@ -61,17 +61,17 @@
 //     function runs if the monotonic clock reads 0; sift's frozen clock
 //     (clocks not granted) therefore reads 1 ns. Another host that freezes
 //     it at 0 cannot run a Go plugin.
-//  5. Do not import os, fmt, time, log or anything else that imports
-//     syscall: its init calls fd_fdstat_get on stdin/stdout/stderr, the
-//     adapter then builds its descriptor table, which needs wasi:filesystem,
-//     which sift never links, and instantiation traps. build.sh refuses such
-//     a dependency. strings, strconv, sort, slices, maps, errors, math,
-//     unicode/utf8 and encoding/binary are fine (check with go list -deps).
-//  6. Go's prints (panics, fatal errors, println) go through fd_write, which
-//     for the same reason cannot reach the adapter; patch_core.py routes
-//     them to the log import, one log line per output line at level error,
-//     and makes poll_oneoff (Go's sleep) return at once. With both
-//     redirected the component imports only WASI interfaces sift links.
+//  5. Go's standard library works (os, fmt, time, log, ...): sift links
+//     all of WASI 0.2 and grants nothing. So no file opens (no directory
+//     is preopened: os.ReadFile fails with "Bad file number"), the
+//     environment and arguments are empty, the clocks read 1970 and
+//     randomness is a fixed sequence unless the sandbox grants clocks or
+//     random, and os.Stdout/os.Stderr are discarded unless it grants stdio
+//     (then each line is a log message). Log through sift.Log instead.
+//  6. Go's own prints (panics, fatal errors, println) bypass os.Stderr:
+//     patch_core.py routes them to the log import, one log line per
+//     output line at level error, granted or not, and makes poll_oneoff
+//     (Go's sleep) return at once.
 //  7. Panics in Init, Prepare and Filter are recovered into an error result
 //     (Init) or an Error status (Prepare, Filter) naming the panic; a panic
 //     in SyncNodes or a fatal error traps the instance, and sift replaces it.

@@ -9,7 +9,10 @@
 package main
 
 import (
+	"fmt"
+	"os"
 	"strings"
+	"time"
 
 	"sift.io/sdk/sift"
 )
@@ -55,7 +58,17 @@ func (g *gpuModel) Describe() sift.PluginInfo {
 	return sift.PluginInfo{Name: "GpuModel", NodeFields: sift.FieldLabels}
 }
 
-func (g *gpuModel) Init(args string) error { return nil } // no arguments
+// Init takes no arguments. It shows that Go's standard library works in
+// the sandbox, and what the sandbox grants: no file can be opened (there
+// is no preopened directory), and the clock reads 1970 unless the
+// operator grants clocks.
+func (g *gpuModel) Init(args string) error {
+	if _, err := os.ReadFile("/etc/passwd"); err == nil {
+		return fmt.Errorf("the sandbox let GpuModel read /etc/passwd")
+	}
+	sift.Log(sift.Debug, fmt.Sprintf("GpuModel (Go) ready at %s", time.Now().UTC().Format(time.RFC3339)))
+	return nil
+}
 
 func (g *gpuModel) SyncNodes(upserts []sift.NodeEntry, removals []uint32) {
 	for _, slot := range removals {
