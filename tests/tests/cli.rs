@@ -570,6 +570,57 @@ fn component_new_builds_plugins_and_names_bad_input() {
     assert!(text(&o).1.contains("a component already"), "{:?}", text(&o));
 }
 
+/// `sift component bindings c` writes the latest contract's bindings by
+/// default (its world `plugin`, with the reserver), any other contract it
+/// runs on request, and names the known ones for an unknown version.
+#[test]
+fn component_bindings_cover_every_contract_and_default_to_the_latest() {
+    let dir = sift_tests::temp_dir("component-bindings");
+    let latest = dir.join("latest");
+    let o = sift(&[
+        "component",
+        "bindings",
+        "c",
+        "--out",
+        latest.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    let header = std::fs::read_to_string(latest.join("plugin.h")).unwrap();
+    assert!(
+        header.contains("reserver"),
+        "no reserver in the latest bindings"
+    );
+    let old = dir.join("old");
+    let o = sift(&[
+        "component",
+        "bindings",
+        "c",
+        "--contract",
+        "0.1.0",
+        "--out",
+        old.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{:?}", text(&o));
+    assert!(old.join("predicate_plugin.h").is_file());
+    let o = sift(&[
+        "component",
+        "bindings",
+        "c",
+        "--contract",
+        "0.9.0",
+        "--out",
+        old.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o)
+            .1
+            .contains("unknown contract version \"0.9.0\": this sift knows 0.1.0"),
+        "{:?}",
+        text(&o)
+    );
+}
+
 /// Two GPU nodes, one without a model label, and a pod asking for a GPU:
 /// GpuModel (not a default plugin) rejects only the unlabelled node.
 fn gpu_pair(dir: &std::path::Path) -> (String, String) {
