@@ -1011,6 +1011,69 @@ fn a_refused_prebind_write_binds_nothing_and_allocates_nothing_twice() {
     assert!(binds_per_pod(&api).values().all(|n| *n == 1));
 }
 
+/// A claim the volume controller does not bind within VolumeBinding's
+/// `bindTimeoutSeconds` (from the profile's `pluginConfig`): the pod is
+/// not bound, upstream's PreBind error says why; once the claim is bound,
+/// the pod's retry binds it beside its volume.
+#[test]
+fn a_volume_not_bound_in_time_fails_prebind_and_the_retry_binds_the_pod() {
+    let dir = temp_dir("schedule-bind-timeout");
+    let api = FakeApiServer::start();
+    api.add(node("n1", "4"));
+    api.add(
+        json!({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+        "metadata": {"name": "wait"}, "provisioner": "csi.example.com",
+        "volumeBindingMode": "WaitForFirstConsumer"}),
+    );
+    api.add(json!({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "data-slow", "namespace": "default"},
+        "spec": {"storageClassName": "wait", "accessModes": ["ReadWriteOnce"],
+                 "resources": {"requests": {"storage": "1Gi"}}},
+        "status": {"phase": "Pending"}}));
+    let mut p = pod("slow", "100m", 0, Some("sift"));
+    p["spec"]["volumes"] =
+        json!([{"name": "data", "persistentVolumeClaim": {"claimName": "data-slow"}}]);
+    api.add(p);
+    let config = dir.join("sift.yaml");
+    std::fs::write(
+        &config,
+        "schedulerName: sift\npluginConfig:\n  - name: VolumeBinding\n    args: {bindTimeoutSeconds: 1}\n",
+    )
+    .unwrap();
+    let s = Sift::single(&api, &dir, &plugins_dir(), &config);
+    let timed_out =
+        "running PreBind plugin \"VolumeBinding\": binding volumes: context deadline exceeded";
+    wait_for("the PreBind timeout", &[&s], || {
+        failed_events(&api, "slow")
+            .iter()
+            .any(|e| e["note"] == timed_out)
+    });
+    assert!(placements(&api).is_empty());
+    let claim = api
+        .get("PersistentVolumeClaim", "default", "data-slow")
+        .unwrap();
+    assert_eq!(
+        claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"],
+        "n1"
+    );
+    // The provisioner catches up: the retry finds the claim bound.
+    let uid = claim["metadata"]["uid"].as_str().unwrap().to_string();
+    api.add(json!({"apiVersion": "v1", "kind": "PersistentVolume",
+        "metadata": {"name": "pv-slow"},
+        "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"],
+                 "storageClassName": "wait",
+                 "claimRef": {"namespace": "default", "name": "data-slow", "uid": uid}},
+        "status": {"phase": "Bound"}}));
+    api.update("PersistentVolumeClaim", "default", "data-slow", |c| {
+        c["spec"]["volumeName"] = json!("pv-slow");
+        c["metadata"]["annotations"]["pv.kubernetes.io/bind-completed"] = json!("yes");
+    });
+    wait_for("the pod bound", &[&s], || {
+        placements(&api).contains_key("slow")
+    });
+    assert_eq!(binds_per_pod(&api).get("default/slow"), Some(&1));
+}
+
 struct StopOnDrop<'a>(&'a std::sync::atomic::AtomicBool);
 
 impl Drop for StopOnDrop<'_> {

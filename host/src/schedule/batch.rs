@@ -15,6 +15,7 @@
 //!   message and a `FailedScheduling` event (a series).
 
 use super::input::{BindOutcome, Input};
+use super::prebind::PreBind;
 use super::scheduler::Parts;
 use super::writer::{Unschedulable, now_rfc3339};
 use crate::cluster::ClusterState;
@@ -297,7 +298,7 @@ impl BatchLoop {
         for (key, decision) in &closed.bound {
             if let Some(pod) = self.world.task_object(key) {
                 let assumed = crate::simulate::assumed(&pod, decision);
-                self.parts.writer.bind(&assumed, Vec::new());
+                self.parts.writer.bind(&assumed, PreBind::none());
                 bound += 1;
             }
         }

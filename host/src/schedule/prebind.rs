@@ -13,8 +13,8 @@
 //!   and its status through `/status` when status changed (the claim's
 //!   allocation and reservation).
 //! - The wait polls the API server every second (upstream polls its
-//!   informer caches) for up to VolumeBinding's default `bindTimeout`,
-//!   600 s, with `checkBindings`' verdicts and messages.
+//!   informer caches) for up to VolumeBinding's `bindTimeoutSeconds`
+//!   (default 600), with `checkBindings`' verdicts and messages.
 //!
 //! Errors read as upstream's PreBind status: `running PreBind plugin
 //! "VolumeBinding": binding volumes: provisioning failed for PVC "data"`.
@@ -33,6 +33,34 @@ const SELECTED_NODE: &str = "volume.kubernetes.io/selected-node";
 
 /// VolumeBinding's default `bindTimeoutSeconds`.
 pub const BIND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a pod waits for its volumes: VolumeBinding's
+/// `bindTimeoutSeconds` from the profile's `pluginConfig` (its JSON
+/// arguments), else the default.
+pub fn bind_timeout(volume_binding_args: &str) -> Duration {
+    serde_json::from_str::<Value>(volume_binding_args)
+        .ok()
+        .and_then(|a| a.get("bindTimeoutSeconds")?.as_u64())
+        .map_or(BIND_TIMEOUT, Duration::from_secs)
+}
+
+/// What a pod's PreBind does: its writes, and how long it waits for the
+/// volume controller.
+#[derive(Clone, Debug)]
+pub struct PreBind {
+    pub writes: Vec<Planned>,
+    pub timeout: Duration,
+}
+
+impl PreBind {
+    /// Nothing to write: the pod is bound at once.
+    pub fn none() -> PreBind {
+        PreBind {
+            writes: Vec::new(),
+            timeout: BIND_TIMEOUT,
+        }
+    }
+}
 /// How often the volumes' binding is checked.
 const POLL: Duration = Duration::from_secs(1);
 
@@ -252,10 +280,10 @@ async fn check(client: &kube::Client, node: &str, awaited: &[Awaited]) -> Result
 
 /// Runs the PreBind of a pod assumed on `node`: every write in order,
 /// then the wait for its volumes.
-pub async fn run(client: &kube::Client, node: &str, writes: &[Planned]) -> Result<(), String> {
+pub async fn run(client: &kube::Client, node: &str, prebind: &PreBind) -> Result<(), String> {
     let mut awaited = Vec::new();
     let mut volume_plugin = None;
-    for w in writes {
+    for w in &prebind.writes {
         let written = put(client, w).await?;
         let awaits = match w.kind {
             "PersistentVolume" => {
@@ -280,7 +308,7 @@ pub async fn run(client: &kube::Client, node: &str, writes: &[Planned]) -> Resul
     let Some(plugin) = volume_plugin else {
         return Ok(());
     };
-    let deadline = Instant::now() + BIND_TIMEOUT;
+    let deadline = Instant::now() + prebind.timeout;
     loop {
         match check(client, node, &awaited).await {
             Ok(true) => return Ok(()),
@@ -337,5 +365,15 @@ mod tests {
         assert!(p.put_object);
         assert!(api_resource("ResourceClaim").is_some_and(|r| r.plural == "resourceclaims"));
         assert!(api_resource("Pod").is_none());
+    }
+
+    #[test]
+    fn the_wait_is_volume_bindings_bind_timeout() {
+        assert_eq!(bind_timeout("{}"), BIND_TIMEOUT);
+        assert_eq!(
+            bind_timeout(r#"{"bindTimeoutSeconds": 30}"#),
+            Duration::from_secs(30)
+        );
+        assert_eq!(bind_timeout("not json"), BIND_TIMEOUT);
     }
 }

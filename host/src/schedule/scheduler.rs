@@ -24,7 +24,7 @@
 use super::assume::AssumedObjects;
 use super::input::{BindOutcome, Input};
 use super::metrics::Metrics;
-use super::prebind::{self, Planned};
+use super::prebind::{self, Planned, PreBind};
 use super::queue::{Failure, Queue, QueuedPod};
 use super::writer::{Unschedulable, Writer};
 use crate::cluster::ClusterState;
@@ -81,6 +81,8 @@ pub struct Loop {
     preempting: HashMap<String, BTreeSet<String>>,
     victim_of: HashMap<String, String>,
     scheduler: Option<(u64, Scheduler)>,
+    /// VolumeBinding's `bindTimeoutSeconds` in the scheduler's profile.
+    bind_timeout: Duration,
     /// The profile generation that failed to build (tried once).
     failed: Option<u64>,
     start: Instant,
@@ -106,6 +108,7 @@ impl Loop {
             preempting: HashMap::new(),
             victim_of: HashMap::new(),
             scheduler: None,
+            bind_timeout: prebind::BIND_TIMEOUT,
             failed: None,
             start: Instant::now(),
             scheduling: false,
@@ -205,6 +208,7 @@ impl Loop {
                     .metrics
                     .profile_generation
                     .set(profile.generation as i64);
+                self.bind_timeout = prebind::bind_timeout(&source.config.args_for("VolumeBinding"));
                 self.scheduler = Some((profile.generation, s));
                 true
             }
@@ -444,12 +448,16 @@ impl Loop {
             self.cache.clear_nomination(&key);
             let uid = object.metadata.uid.clone().unwrap_or_default();
             let objects = self.cache.api_objects();
-            let prebind: Vec<Planned> = decision
+            let writes: Vec<Planned> = decision
                 .writes
                 .iter()
                 .map(|w| prebind::plan(w, objects.get(w.object.kind, &w.object.key)))
                 .collect();
             self.objects.assume(&mut self.cache, &key, &decision.writes);
+            let prebind = PreBind {
+                writes,
+                timeout: self.bind_timeout,
+            };
             self.parts.writer.bind(&assumed, prebind);
             self.assumed.insert(key, Assumed { uid, entry });
             self.parts.metrics.attempt("scheduled", started.elapsed());

@@ -17,7 +17,7 @@ use super::api_error::error_text;
 use super::events::{Recorder, Regarding};
 use super::input::{BindOutcome, Input};
 use super::metrics::Metrics;
-use super::prebind::{self, Planned};
+use super::prebind::{self, PreBind};
 use crate::input::kube as model;
 use crate::input::volcano::PodGroup;
 use k8s_openapi::api::core::v1 as k8s;
@@ -87,7 +87,7 @@ impl Writer {
     /// Binds `pod` (as assumed: `spec.nodeName` set, reserve annotations
     /// added) to its node, after its PreBind writes ([`prebind::run`]);
     /// the outcome comes back as [`Input::Bound`].
-    pub fn bind(&self, pod: &k8s::Pod, prebind: Vec<Planned>) {
+    pub fn bind(&self, pod: &k8s::Pod, prebind: PreBind) {
         let key = model::pod_key(pod);
         let (namespace, name) = namespace_name(pod);
         let uid = pod.metadata.uid.clone().unwrap_or_default();
@@ -113,7 +113,7 @@ impl Writer {
         self.runtime.spawn(async move {
             // Not under a bind permit: a pod waiting for its volumes must
             // not hold back the binds of others.
-            if !prebind.is_empty()
+            if !prebind.writes.is_empty()
                 && let Err(why) = prebind::run(&client, &node, &prebind).await
             {
                 let outcome = BindOutcome::PreBindFailed(why);
