@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-wasip2 >/dev/null 2>&1 || rustup target add wasm32-wasip2
-plugins=(node-unschedulable node-name taint-toleration node-affinity node-ports node-resources-fit volume-restrictions node-volume-limits volume-binding volume-zone node-resources-balanced-allocation image-locality pod-topology-spread inter-pod-affinity dynamic-resources node-declared-features gpu-model gpu-share fgd-score best-fit-score random-score dot-prod-score gpu-packing-score gpu-clustering-score)
+plugins=(node-unschedulable node-name taint-toleration node-affinity node-ports node-resources-fit volume-restrictions node-volume-limits volume-binding volume-zone node-resources-balanced-allocation image-locality pod-topology-spread inter-pod-affinity dynamic-resources node-declared-features gpu-model gpu-share fgd-score best-fit-score random-score dot-prod-score gpu-packing-score gpu-clustering-score label-match)
 args=()
 for p in "${plugins[@]}"; do args+=(-p "sift-plugin-$p"); done
 # Test plugins are built beside them, into target/test-plugins/.

@@ -42,6 +42,7 @@ pub fn builtin() -> Vec<NativePlugin> {
         sift_plugin_dot_prod_score::sift_native_plugin(),
         sift_plugin_gpu_packing_score::sift_native_plugin(),
         sift_plugin_gpu_clustering_score::sift_native_plugin(),
+        sift_plugin_label_match::sift_native_plugin(),
     ]
 }
 
