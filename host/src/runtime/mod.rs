@@ -103,12 +103,12 @@ const LINKED_INTERFACES: &[(&str, &str)] = &[
     ("wasi:cli/terminal-stderr", "0.2"),
     ("wasi:filesystem/types", "0.2"),
     ("wasi:filesystem/preopens", "0.2"),
-    // Linked per component by `contract` (see `Runtime::linker`).
-    ("sift:predicate/log", "0.1"),
-    ("sift:predicate/types", "0.1"),
-    ("sift:predicate/log", "0.2"),
-    ("sift:predicate/types", "0.2"),
 ];
+
+/// The contract's own interfaces, linked per component by `contract` for
+/// the version it implements (see `Runtime::linker`), whatever that
+/// version: a trap defined here first would collide with them.
+const CONTRACT_INTERFACES: &[&str] = &["sift:predicate/log", "sift:predicate/types"];
 
 /// The host type of a resource in an interface the sandbox does not
 /// provide. WASI interfaces re-export wasi:io's streams, pollables and
@@ -132,6 +132,9 @@ fn is_linked(import: &str) -> bool {
     let Some((base, version)) = import.split_once('@') else {
         return false;
     };
+    if CONTRACT_INTERFACES.contains(&base) {
+        return true;
+    }
     LINKED_INTERFACES.iter().any(|(name, compatible)| {
         *name == base
             && version
@@ -631,4 +634,22 @@ pub fn read_component(path: &Path) -> Result<Vec<u8>> {
     file.read_to_end(&mut bytes)
         .map_err(|e| anyhow!("cannot read {}: {e}", path.display()))?;
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_linked;
+
+    #[test]
+    fn every_contract_version_links_its_own_log() {
+        // A trap defined for these would collide with the contract's
+        // linking: componentize-py's 0.7 components import the log.
+        for v in ["0.1.0", "0.2.0", "0.3.0", "0.7.0"] {
+            assert!(is_linked(&format!("sift:predicate/log@{v}")), "{v}");
+            assert!(is_linked(&format!("sift:predicate/types@{v}")), "{v}");
+        }
+        assert!(is_linked("wasi:cli/stdout@0.2.9"));
+        assert!(!is_linked("wasi:sockets/tcp@0.2.0"));
+        assert!(!is_linked("wasi:cli/stdout"));
+    }
 }

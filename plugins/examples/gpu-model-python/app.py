@@ -1,77 +1,50 @@
 """GpuModel in Python: a pod that asks for GPUs runs only on a node with a
-GPU of a model it accepts. The same predicate as plugins/gpu-model (Rust);
-the same cases (tests/cases/GpuModel).
+GPU of a model it accepts. The same predicate as plugins/gpu-model (Rust),
+the same cases (tests/cases/GpuModel), on sift's latest contract through
+the Python SDK (plugin-sdk/python/sift.py).
 
-componentize-py generates the `wit_world` bindings from wit/0.1.0; this
-module implements the exported `predicate` interface. The host syncs node
-records into the instance once per snapshot change (`sync_nodes`), then
-calls `prepare` once per pod and `filter` over batches of node slots.
+It also shows that the standard library works in the sandbox: `time` and
+f-strings format the load time (the frozen clock reads 1970), and reading
+a file fails, which `__init__` checks, refusing to load if it could.
 """
 
-from typing import Dict, List, Optional
+import time
 
-from wit_world import exports
-from wit_world.imports import types as t
+import sift
 
 NODE_MODEL_LABEL = "alibabacloud.com/gpu-card-model"
 POD_MODELS_LABEL = "sift.io/gpu-models"
-GPU_RESOURCES = (
-    "alibabacloud.com/gpu-milli",
-    "alibabacloud.com/gpu-count",
-    "nvidia.com/gpu",
-)
-ERR_NO_GPU = "node(s) had no GPU"
-ERR_MODEL = "node(s) didn't have an accepted GPU model"
-
-# Slot -> the node's GPU model ("" = none). Only this label is kept.
-models: Dict[int, str] = {}
-# The prepared pod's accepted models (empty: any); None: not prepared.
-accepted: Optional[List[str]] = None
+GPU_RESOURCES = {"alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count", "nvidia.com/gpu"}
 
 
-class Predicate(exports.Predicate):
-    def describe(self) -> t.PluginInfo:
-        return t.PluginInfo(name="GpuModel", node_fields=t.NodeFields.LABELS)
+class GpuModel(sift.Plugin):
+    name = "GpuModel"
+    node_fields = sift.NodeFields.LABELS
 
-    def init(self, args: str) -> None:
-        pass  # no arguments
+    def __init__(self, args):
+        super().__init__(args)
+        try:
+            with open("/etc/passwd") as f:
+                f.read()
+        except OSError as e:
+            sift.log(f"GpuModel (Python) loaded at {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime())}; "
+                     f"files are closed to it: {e.__class__.__name__}")
+        else:
+            raise RuntimeError("the sandbox let this plugin read /etc/passwd")
 
-    def sync_nodes(self, upserts: List[t.NodeEntry], removals: List[int]) -> None:
-        for slot in removals:
-            models.pop(slot, None)
-        for entry in upserts:
-            model = ""
-            for label in entry.node.labels:
-                if label.key == NODE_MODEL_LABEL:
-                    model = label.value
-            models[entry.slot] = model
-
-    def prepare(self, pod: t.Pod) -> t.PrepareResult:
-        global accepted
-        accepted = None
+    def prepare(self, pod):
         if not any(r.amount > 0 and r.name in GPU_RESOURCES for r in pod.requests.scalar):
-            return t.PrepareResult_Skip()
-        wanted: List[str] = []
-        for label in pod.labels:
-            if label.key == POD_MODELS_LABEL:
-                wanted = [m for m in label.value.split(".") if m]
-        accepted = wanted
-        return t.PrepareResult_Proceed()
+            return sift.SKIP
+        # Dots, not commas: label values cannot hold those. Empty segments
+        # are typos, not a model named "".
+        return [m for m in pod.labels.get(POD_MODELS_LABEL, "").split(".") if m]
 
-    def filter(self, slots: List[int]) -> t.Verdicts:
-        # Statuses are sent once each; rejections point at them by index.
-        no_gpu = t.Status(code=t.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons=[ERR_NO_GPU])
-        bad_model = t.Status(code=t.Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons=[ERR_MODEL])
-        error = t.Status(code=t.Code.ERROR, reasons=["filter called without a prepared pod"])
-        statuses = [no_gpu, bad_model, error]
-        rejections = []
-        for i, slot in enumerate(slots):
-            if accepted is None:
-                rejections.append((i, 2))
-                continue
-            model = models.get(slot, "")
-            if not model:
-                rejections.append((i, 0))
-            elif accepted and model not in accepted:
-                rejections.append((i, 1))
-        return t.Verdicts(statuses=statuses, rejections=rejections)
+    def filter(self, pod, accepted, node):
+        model = node.labels.get(NODE_MODEL_LABEL, "")
+        if not model:
+            return sift.unresolvable("node(s) had no GPU")
+        if accepted and model not in accepted:
+            return sift.unresolvable("node(s) didn't have an accepted GPU model")
+
+
+Predicate, Scorer, Reserver = sift.export(GpuModel)

@@ -1,0 +1,444 @@
+"""sift's Python SDK: a scheduler plugin is one class and one line.
+
+    import sift
+
+    class AvoidTmp(sift.Plugin):
+        name = "AvoidTmp"
+        node_fields = sift.NodeFields.LABELS
+
+        def filter(self, pod, state, node):
+            if node.labels.get("tier") == "tmp":
+                return sift.unresolvable("node(s) were tmp nodes")
+
+    Predicate, Scorer, Reserver = sift.export(AvoidTmp)
+
+componentize-py builds the module into a component of sift's latest
+contract (wit/0.7.0, world `plugin`) and looks up `Predicate`, `Scorer` and
+`Reserver` in it; `export` makes them. This module keeps what the host
+syncs into the instance (the node table, the cluster view, the objects)
+and turns the contract's batched calls into one call per node, so a
+plugin sees Kubernetes concepts only, as with the Rust SDK's `Plugin`
+trait:
+
+- a filter implements `filter(pod, state, node)`, returning None (the
+  node passes) or a status (`unschedulable`, `unresolvable`, `error`);
+- a scorer sets `extension_points = sift.ExtensionPoints.SCORE` and
+  implements `score(pod, state, node) -> int`, and `normalize_scores`
+  when its raw scores are not in 0..100 (`default_normalize` is
+  kube-scheduler's);
+- a reserver (`RESERVE`) implements `reserve(pod, node) -> dict` (the
+  annotations the assumed pod carries) and `pre_bind(pod, node)` (the
+  objects to write before the pod is bound).
+
+`prepare(pod)` and `pre_score(pod, nodes)` compute the per-pod `state`
+the other calls get (kube-scheduler's CycleState); return `sift.SKIP` to
+skip the pod, `sift.Reject(status)` or `sift.Narrow(names)` from
+`prepare`. By default a filter proceeds with state None, as a scorer does.
+
+Records are the generated `wit_world` dataclasses, with one convenience:
+`labels`, `annotations` and `node_selector` are dicts. An exception
+raised by a plugin method becomes an `error` status naming it, which the
+host reports (it aborts the cycle, as kube-scheduler does), instead of a
+trap that would cost the instance.
+
+The sandbox grants nothing by default: the standard library works, but
+opening a file fails, the environment is empty, and the clocks read 1970
+(see docs/plugin-authors.md).
+"""
+
+import copy
+import json
+from typing import Any, Callable, Dict, List, Optional
+
+from componentize_py_types import Err
+from wit_world import exports
+from wit_world.imports import log as _wlog
+from wit_world.imports import types as t
+
+NodeFields = t.NodeFields
+ExtensionPoints = t.ExtensionPoints
+Code = t.Code
+Status = t.Status
+
+# kube-scheduler's framework.MaxNodeScore.
+MAX_NODE_SCORE = 100
+
+# What the Rust SDK's NodeFields::ALL holds: everything but the costly
+# fields (the whole object, images, volumes, declared features).
+ALL_NODE_FIELDS = (
+    NodeFields.LABELS
+    | NodeFields.TAINTS
+    | NodeFields.UNSCHEDULABLE
+    | NodeFields.RESOURCES
+    | NodeFields.PORTS
+    | NodeFields.ANNOTATIONS
+    | NodeFields.CONDITIONS
+)
+
+
+def unschedulable(*reasons: str) -> Status:
+    """The node does not fit now, but could after preemption."""
+    return Status(code=Code.UNSCHEDULABLE, reasons=list(reasons))
+
+
+def unresolvable(*reasons: str) -> Status:
+    """The node does not fit, and preemption would not help."""
+    return Status(code=Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reasons=list(reasons))
+
+
+def error(message: str) -> Status:
+    """Something went wrong inside the plugin: the cycle is aborted."""
+    return Status(code=Code.ERROR, reasons=[message])
+
+
+class _Skip:
+    def __repr__(self) -> str:
+        return "sift.SKIP"
+
+
+# Returned from `prepare` or `pre_score`: nothing to do for this pod.
+SKIP = _Skip()
+
+
+class Reject:
+    """Returned from `prepare`: the pod fits nowhere; `status` says why."""
+
+    def __init__(self, status: Status):
+        self.status = status
+
+
+class Narrow:
+    """Returned from `prepare`: only these nodes (by name) can pass."""
+
+    def __init__(self, names: List[str]):
+        self.names = list(names)
+
+
+def log(message: str, level: str = "info") -> None:
+    """Writes one line to the host's log, tagged with the plugin's name.
+    `level`: trace, debug, info, warn or error."""
+    _wlog.log(_wlog.Level[level.upper()], message)
+
+
+def default_normalize(scores: List[int], reverse: bool = False) -> List[int]:
+    """kube-scheduler's DefaultNormalizeScore: scale to 0..100 by the
+    highest score (integer division); `reverse` turns the scale over.
+    All zero stays zero (or becomes 100 each, reversed)."""
+    top = max(scores, default=0)
+    if top == 0:
+        return [MAX_NODE_SCORE if reverse else 0 for _ in scores]
+    out = [s * MAX_NODE_SCORE // top for s in scores]
+    return [MAX_NODE_SCORE - s for s in out] if reverse else out
+
+
+class Cluster:
+    """What the host synced into the instance besides nodes: the pods on
+    each node by group (with `reads_cluster`), the namespaces' labels, and
+    the objects of `object_kinds`, whole, as JSON text by key."""
+
+    def __init__(self) -> None:
+        self.nodes: Dict[int, t.Node] = {}
+        self.groups: Dict[int, t.PodGroup] = {}
+        self.placements: Dict[int, List[t.GroupCount]] = {}
+        self.namespaces: Dict[str, Dict[str, str]] = {}
+        self.objects: Dict[str, Dict[str, str]] = {}
+
+    def node(self, name: str) -> Optional[t.Node]:
+        for node in self.nodes.values():
+            if node.name == name:
+                return node
+        return None
+
+    def object(self, kind: str, key: str) -> Optional[Any]:
+        """The object of `kind` at `key` (`namespace/name`, or `name` for a
+        cluster-scoped kind), parsed; None when absent."""
+        text = self.objects.get(kind, {}).get(key)
+        return json.loads(text) if text is not None else None
+
+
+class Plugin:
+    """The base class: every method has a default, so a plugin implements
+    only what its extension points need. Instances are built by the host's
+    `init` with the configured arguments (a dict)."""
+
+    # The name in configuration and statuses; required.
+    name: str = ""
+    # What the plugin implements: FILTER (the default), SCORE, RESERVE.
+    extension_points: t.ExtensionPoints = ExtensionPoints.FILTER
+    # The node fields the plugin reads; the host sends no others.
+    node_fields: t.NodeFields = ALL_NODE_FIELDS
+    # Whether `prepare` reads the pods on nodes and the namespaces.
+    reads_cluster: bool = False
+    # Whether the plugin reads `pod.object`, the whole Pod as JSON.
+    pod_object: bool = False
+    # Pod annotation keys read on nodes' bound pods (`node.pod_annotations`).
+    pod_annotation_keys: List[str] = []
+    # The kinds of cluster objects the plugin reads (`cluster.objects`).
+    object_kinds: List[str] = []
+
+    def __init__(self, args: Dict[str, Any]):
+        self.args = args
+        # Set by the SDK before any other call.
+        self.cluster: Cluster = Cluster()
+
+    def prepare(self, pod: t.Pod) -> Any:
+        return None if self.extension_points & ExtensionPoints.FILTER else SKIP
+
+    def filter(self, pod: t.Pod, state: Any, node: t.Node) -> Optional[Status]:
+        return None
+
+    def pre_score(self, pod: t.Pod, nodes: List[t.Node]) -> Any:
+        return None if self.extension_points & ExtensionPoints.SCORE else SKIP
+
+    def score(self, pod: t.Pod, state: Any, node: t.Node) -> int:
+        return 0
+
+    def normalize_scores(self, pod: t.Pod, state: Any, scores: List[int]) -> List[int]:
+        return scores
+
+    def reserve(self, pod: t.Pod, node: t.Node) -> Dict[str, str]:
+        return {}
+
+    def pre_bind(self, pod: t.Pod, node: t.Node) -> List[t.ObjectWrite]:
+        """The objects to write before the pod is bound (see the WIT's
+        `object-write`); `sift.write(kind, obj)` builds one from a dict."""
+        return []
+
+
+def write(kind: str, obj: Any) -> t.ObjectWrite:
+    """An object write: `obj` is the whole object, a dict or JSON text."""
+    return t.ObjectWrite(kind=kind, object=obj if isinstance(obj, str) else json.dumps(obj))
+
+
+def _as_dict(pairs: Any) -> Dict[str, str]:
+    return pairs if isinstance(pairs, dict) else {p.key: p.value for p in pairs}
+
+
+def _pod(pod: t.Pod) -> t.Pod:
+    pod.labels = _as_dict(pod.labels)
+    pod.annotations = _as_dict(pod.annotations)
+    pod.node_selector = _as_dict(pod.node_selector)
+    return pod
+
+
+def _failed(what: str, e: BaseException) -> Status:
+    return error(f"{what}: {type(e).__name__}: {e}")
+
+
+class _Instance:
+    """The plugin and what one cycle holds."""
+
+    def __init__(self, cls: Callable[[Dict[str, Any]], Plugin]):
+        self.cls = cls
+        self.plugin: Optional[Plugin] = None
+        self.cluster = Cluster()
+        # (pod, state) of the current filter cycle, and of the scoring one.
+        self.filtering: Optional[tuple] = None
+        self.scoring: Optional[tuple] = None
+
+
+def export(cls: type) -> tuple:
+    """The classes componentize-py exports for the plugin class `cls`:
+    `Predicate, Scorer, Reserver = sift.export(MyPlugin)`."""
+    if not (isinstance(cls, type) and issubclass(cls, Plugin)) or not cls.name:
+        raise TypeError("sift.export takes a sift.Plugin subclass that sets `name`")
+    me = _Instance(cls)
+
+    class Predicate(exports.Predicate):
+        def describe(self) -> t.PluginInfo:
+            return t.PluginInfo(
+                name=cls.name,
+                node_fields=cls.node_fields,
+                cluster=cls.reads_cluster,
+                pod_object=cls.pod_object,
+                extension_points=cls.extension_points,
+                pod_annotation_keys=list(cls.pod_annotation_keys),
+                object_kinds=list(cls.object_kinds),
+            )
+
+        def init(self, args: str) -> None:
+            try:
+                parsed = json.loads(args) if args.strip() else {}
+            except ValueError as e:
+                raise Err(f"plugin arguments are not valid JSON: {e}")
+            if parsed is None:
+                parsed = {}
+            if not isinstance(parsed, dict):
+                raise Err(f"plugin arguments must be an object, got {args}")
+            try:
+                plugin = cls(parsed)
+            except Exception as e:
+                raise Err(f"{type(e).__name__}: {e}")
+            plugin.cluster = me.cluster
+            me.plugin = plugin
+
+        def sync_nodes(self, upserts: List[t.NodeEntry], removals: List[int]) -> None:
+            nodes = me.cluster.nodes
+            for slot in removals:
+                nodes.pop(slot, None)
+                me.cluster.placements.pop(slot, None)
+            for entry in upserts:
+                node = entry.node
+                node.labels = _as_dict(node.labels)
+                node.annotations = _as_dict(node.annotations)
+                nodes[entry.slot] = node
+
+        def sync_pod_groups(self, upserts: List[t.PodGroup], removals: List[int]) -> None:
+            for gid in removals:
+                me.cluster.groups.pop(gid, None)
+            for group in upserts:
+                group.labels = _as_dict(group.labels)
+                me.cluster.groups[group.id] = group
+
+        def sync_placements(self, upserts: List[t.Placement]) -> None:
+            for p in upserts:
+                me.cluster.placements[p.slot] = p.groups
+
+        def sync_namespaces(self, upserts: List[t.Namespace], removals: List[str]) -> None:
+            for name in removals:
+                me.cluster.namespaces.pop(name, None)
+            for ns in upserts:
+                me.cluster.namespaces[ns.name] = _as_dict(ns.labels)
+
+        def sync_objects(self, kind: str, upserts: List[t.ClusterObject], removals: List[str]) -> None:
+            table = me.cluster.objects.setdefault(kind, {})
+            for key in removals:
+                table.pop(key, None)
+            for o in upserts:
+                table[o.key] = o.object
+
+        def prepare(self, pod: t.Pod) -> t.PrepareResult:
+            # Forget the previous pod first: a stray filter call must not
+            # see it.
+            me.filtering = None
+            if me.plugin is None:
+                return t.PrepareResult_Reject(error("prepare called before init"))
+            pod = _pod(pod)
+            try:
+                state = me.plugin.prepare(pod)
+            except Exception as e:
+                return t.PrepareResult_Reject(_failed("prepare", e))
+            if state is SKIP:
+                return t.PrepareResult_Skip()
+            if isinstance(state, Reject):
+                return t.PrepareResult_Reject(state.status)
+            if isinstance(state, Narrow):
+                me.filtering = (pod, None)
+                return t.PrepareResult_Narrow(state.names)
+            me.filtering = (pod, state)
+            return t.PrepareResult_Proceed()
+
+        def filter(self, slots: List[int]) -> t.Verdicts:
+            # Each distinct status is sent once; rejections point at it.
+            statuses: List[Status] = []
+            index: Dict[tuple, int] = {}
+            rejections = []
+            for i, slot in enumerate(slots):
+                status = self._verdict(slot, None)
+                if status is None or status.code == Code.SUCCESS:
+                    continue
+                key = (status.code, tuple(status.reasons))
+                if key not in index:
+                    index[key] = len(statuses)
+                    statuses.append(status)
+                rejections.append((i, index[key]))
+            return t.Verdicts(statuses=statuses, rejections=rejections)
+
+        def filter_nominated(self, slot: int, added: List[t.NominatedPod]) -> Status:
+            return self._verdict(slot, added) or Status(code=Code.SUCCESS, reasons=[])
+
+        def _verdict(self, slot: int, added: Optional[List[t.NominatedPod]]) -> Optional[Status]:
+            if me.filtering is None or me.plugin is None:
+                return error("filter called without a prepared pod")
+            node = me.cluster.nodes.get(slot)
+            if node is None:
+                return error(f"node slot {slot} was never synced")
+            if added:
+                node = _with_pods(node, added)
+            pod, state = me.filtering
+            try:
+                return me.plugin.filter(pod, state, node)
+            except Exception as e:
+                return _failed("filter", e)
+
+    class Scorer(exports.Scorer):
+        def pre_score(self, pod: t.Pod, feasible: List[int]) -> t.PreScoreResult:
+            me.scoring = None
+            if me.plugin is None:
+                return t.PreScoreResult_Error(error("pre-score called before init"))
+            pod = _pod(pod)
+            nodes = [me.cluster.nodes[s] for s in feasible if s in me.cluster.nodes]
+            try:
+                state = me.plugin.pre_score(pod, nodes)
+            except Exception as e:
+                return t.PreScoreResult_Error(_failed("pre_score", e))
+            if state is SKIP:
+                return t.PreScoreResult_Skip()
+            me.scoring = (pod, state)
+            return t.PreScoreResult_Proceed()
+
+        def score(self, slots: List[int]) -> List[int]:
+            if me.scoring is None or me.plugin is None:
+                raise Err(error("score called without a pre-scored pod"))
+            pod, state = me.scoring
+            out = []
+            for slot in slots:
+                node = me.cluster.nodes.get(slot)
+                if node is None:
+                    raise Err(error(f"node slot {slot} was never synced"))
+                try:
+                    out.append(int(me.plugin.score(pod, state, node)))
+                except Exception as e:
+                    raise Err(_failed("score", e))
+            return out
+
+        def normalize_scores(self, scores: List[int]) -> List[int]:
+            if me.scoring is None or me.plugin is None:
+                raise Err(error("normalize-scores called without a pre-scored pod"))
+            pod, state = me.scoring
+            try:
+                out = [int(s) for s in me.plugin.normalize_scores(pod, state, list(scores))]
+            except Exception as e:
+                raise Err(_failed("normalize_scores", e))
+            if len(out) != len(scores):
+                raise Err(error(f"normalize_scores returned {len(out)} scores for {len(scores)} nodes"))
+            return out
+
+    class Reserver(exports.Reserver):
+        def reserve(self, pod: t.Pod, slot: int) -> t.Reservation:
+            if me.plugin is None:
+                raise Err(error("reserve called before init"))
+            node = me.cluster.nodes.get(slot)
+            if node is None:
+                raise Err(error(f"node slot {slot} was never synced"))
+            pod = _pod(pod)
+            try:
+                annotations = me.plugin.reserve(pod, node)
+                writes = me.plugin.pre_bind(pod, node)
+            except Exception as e:
+                raise Err(_failed("reserve", e))
+            return t.Reservation(
+                annotations=[t.Label(key=k, value=v) for k, v in annotations.items()],
+                writes=list(writes),
+            )
+
+    return Predicate, Scorer, Reserver
+
+
+def _with_pods(node: t.Node, added: List[t.NominatedPod]) -> t.Node:
+    """The node with nominated pods placed on it: their requests, ports
+    and count added (as the Rust SDK's `Node::add_pod`)."""
+    node = copy.deepcopy(node)
+    r = node.requested
+    for a in added:
+        q = a.requests
+        r.milli_cpu += q.milli_cpu
+        r.memory += q.memory
+        r.ephemeral_storage += q.ephemeral_storage
+        scalar = {s.name: s.amount for s in r.scalar}
+        for s in q.scalar:
+            scalar[s.name] = scalar.get(s.name, 0) + s.amount
+        r.scalar = [t.ResourceAmount(name=k, amount=v) for k, v in sorted(scalar.items())]
+        node.pod_count += 1
+        node.used_ports.extend(a.host_ports)
+    return node

@@ -1,0 +1,27 @@
+"""LabelMatch in Python: prefer the nodes that carry the labels a pod lists
+in its annotation `sift.io/preferred-labels` (`key=value` or `key`,
+separated by commas). The same scorer as plugins/label-match (Rust), the
+same cases (tests/cases/Simulate/LabelMatch).
+"""
+
+import sift
+
+
+class LabelMatch(sift.Plugin):
+    name = "LabelMatch"
+    extension_points = sift.ExtensionPoints.SCORE
+    node_fields = sift.NodeFields.LABELS
+
+    def pre_score(self, pod, nodes):
+        terms = [t.strip() for t in pod.annotations.get("sift.io/preferred-labels", "").split(",")]
+        terms = [t.partition("=") for t in terms if t]
+        return [(k.strip(), v.strip() if eq else None) for k, eq, v in terms] or sift.SKIP
+
+    def score(self, pod, terms, node):
+        return sum(1 for k, v in terms if k in node.labels and v in (None, node.labels[k]))
+
+    def normalize_scores(self, pod, terms, scores):
+        return sift.default_normalize(scores)
+
+
+Predicate, Scorer, Reserver = sift.export(LabelMatch)
