@@ -1,0 +1,352 @@
+// sift's JavaScript SDK: a scheduler plugin is one object and one line.
+//
+//   import * as sift from "./sift.js";
+//
+//   export const { predicate, scorer, reserver } = sift.exportPlugin({
+//     name: "AvoidTmp",
+//     nodeFields: { labels: true },
+//     filter(pod, state, node) {
+//       if (node.labels["tier"] === "tmp") return sift.unresolvable("node(s) were tmp nodes");
+//     },
+//   });
+//
+// componentize-qjs builds the module into a component of sift's latest
+// contract (wit/0.7.0, world `plugin`), whose exports are the module's
+// `predicate`, `scorer` and `reserver`; `exportPlugin` makes them. This
+// module keeps what the host syncs into the instance (the node table, the
+// cluster view, the objects) and turns the contract's batched calls into
+// one call per node, so a plugin sees Kubernetes concepts only, as with the
+// Rust SDK's `Plugin` trait. Every member of the plugin object but `name`
+// is optional:
+//
+// - a filter implements `filter(pod, state, node)`, returning nothing (the
+//   node passes) or a status (`unschedulable`, `unresolvable`, `error`);
+// - a scorer sets `extensionPoints: { score: true }` and implements
+//   `score(pod, state, node)`, and `normalizeScores(pod, state, scores)`
+//   when its raw scores are not in 0..100 (`defaultNormalize` is
+//   kube-scheduler's);
+// - a reserver (`reserve: true`) implements `reserve(pod, node)` (an object
+//   of the annotations the assumed pod carries) and `preBind(pod, node)`
+//   (the objects to write before the pod is bound, see `write`);
+// - `init(args)` gets the configured arguments (an object) once; throw to
+//   refuse them.
+//
+// `prepare(pod)` and `preScore(pod, nodes)` compute the per-pod `state`
+// the other calls get (kube-scheduler's CycleState); return `sift.SKIP` to
+// skip the pod, `sift.reject(status)` or `sift.narrow(names)` from
+// `prepare`. By default a filter proceeds with state undefined, as a
+// scorer does.
+//
+// Records are componentize-qjs's plain objects (camelCase keys), with one
+// convenience: `labels`, `annotations` and `nodeSelector` are objects of
+// key -> value. An exception thrown by a plugin method becomes an `error`
+// status naming it, which the host reports, instead of a trap.
+//
+// The sandbox grants nothing by default: no directory is preopened, so no
+// file can be opened, and `Date.now()` reads 1970 (docs/plugin-authors.md).
+
+import wlog from "sift:predicate/log@0.7.0";
+
+/** kube-scheduler's framework.MaxNodeScore. */
+export const MAX_NODE_SCORE = 100;
+
+/** Returned from `prepare` or `preScore`: nothing to do for this pod. */
+export const SKIP = Symbol("sift.SKIP");
+
+const REJECT = Symbol("sift.reject");
+const NARROW = Symbol("sift.narrow");
+
+/** From `prepare`: the pod fits nowhere; `status` says why. */
+export const reject = (status) => ({ [REJECT]: status });
+/** From `prepare`: only these nodes (by name) can pass. */
+export const narrow = (names) => ({ [NARROW]: [...names] });
+
+/** The node does not fit now, but could after preemption. */
+export const unschedulable = (...reasons) => ({ code: "unschedulable", reasons });
+/** The node does not fit, and preemption would not help. */
+export const unresolvable = (...reasons) => ({ code: "unschedulable-and-unresolvable", reasons });
+/** Something went wrong inside the plugin: the cycle is aborted. */
+export const error = (message) => ({ code: "error", reasons: [String(message)] });
+
+/** One line in the host's log, tagged with the plugin's name; `level`:
+ * trace, debug, info, warn or error. */
+export function log(message, level = "info") {
+  wlog.log(level, String(message));
+}
+
+/** kube-scheduler's DefaultNormalizeScore: scale to 0..100 by the highest
+ * score (integer division); `reverse` turns the scale over. All zero stays
+ * zero (or becomes 100 each, reversed). */
+export function defaultNormalize(scores, reverse = false) {
+  const top = scores.reduce((m, s) => (s > m ? s : m), 0);
+  if (top === 0) return scores.map(() => (reverse ? MAX_NODE_SCORE : 0));
+  return scores.map((s) => {
+    const n = Math.floor((s * MAX_NODE_SCORE) / top);
+    return reverse ? MAX_NODE_SCORE - n : n;
+  });
+}
+
+/** An object write for `preBind`: `obj` is the whole object, an object or
+ * JSON text. */
+export const write = (kind, obj) => ({
+  kind,
+  object: typeof obj === "string" ? obj : JSON.stringify(obj),
+});
+
+// What the Rust SDK's NodeFields::ALL holds: everything but the costly
+// fields (the whole object, images, volumes, declared features).
+const ALL_NODE_FIELDS = {
+  labels: true, taints: true, unschedulable: true, resources: true,
+  ports: true, annotations: true, conditions: true,
+};
+
+function asObject(pairs) {
+  const out = Object.create(null);
+  for (const { key, value } of pairs) out[key] = value;
+  return out;
+}
+
+function decodePod(pod) {
+  pod.labels = asObject(pod.labels);
+  pod.annotations = asObject(pod.annotations);
+  pod.nodeSelector = asObject(pod.nodeSelector);
+  return pod;
+}
+
+const failed = (what, e) => error(`${what}: ${e instanceof Error ? `${e.name}: ${e.message}` : e}`);
+
+/** The node with nominated pods placed on it: their requests, ports and
+ * count added (as the Rust SDK's `Node::add_pod`). */
+function withPods(node, added) {
+  const r = node.requested;
+  const scalar = new Map(r.scalar.map((s) => [s.name, s.amount]));
+  const requested = { ...r };
+  const usedPorts = [...node.usedPorts];
+  for (const a of added) {
+    requested.milliCpu += a.requests.milliCpu;
+    requested.memory += a.requests.memory;
+    requested.ephemeralStorage += a.requests.ephemeralStorage;
+    for (const s of a.requests.scalar) scalar.set(s.name, (scalar.get(s.name) ?? 0) + s.amount);
+    usedPorts.push(...a.hostPorts);
+  }
+  requested.scalar = [...scalar].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, amount]) => ({ name, amount }));
+  return { ...node, requested, usedPorts, podCount: node.podCount + added.length };
+}
+
+/** The `predicate`, `scorer` and `reserver` exports for `plugin`. */
+export function exportPlugin(plugin) {
+  if (!plugin || typeof plugin.name !== "string" || plugin.name === "") {
+    throw new TypeError("sift.exportPlugin takes an object with a `name`");
+  }
+  const points = { filter: false, score: false, reserve: false, ...(plugin.extensionPoints ?? { filter: true }) };
+  // Slot -> node. Kept dense (no holes, no `delete`): QuickJS turns an
+  // array with holes into a slower property map for good.
+  const nodes = [];
+  const cluster = {
+    nodes,
+    groups: new Map(),
+    placements: new Map(),
+    namespaces: new Map(),
+    /** kind -> Map of key -> JSON text. */
+    objects: new Map(),
+    /** The object of `kind` at `key`, parsed; undefined when absent. */
+    object(kind, key) {
+      const text = this.objects.get(kind)?.get(key);
+      return text === undefined ? undefined : JSON.parse(text);
+    },
+    node(name) {
+      return nodes.find((n) => n && n.name === name);
+    },
+  };
+  plugin.cluster = cluster;
+  let ready = false;
+  // [pod, state] of the filter cycle, and of the scoring one.
+  let filtering = null;
+  let scoring = null;
+  const call = (method, ...args) => (plugin[method] ? plugin[method](...args) : undefined);
+
+  const verdict = (slot, added) => {
+    if (!ready || filtering === null) return error("filter called without a prepared pod");
+    let node = nodes[slot];
+    if (!node) return error(`node slot ${slot} was never synced`);
+    if (added && added.length) node = withPods(node, added);
+    try {
+      return call("filter", filtering[0], filtering[1], node);
+    } catch (e) {
+      return failed("filter", e);
+    }
+  };
+
+  const predicate = {
+    describe() {
+      return {
+        name: plugin.name,
+        nodeFields: plugin.nodeFields ?? ALL_NODE_FIELDS,
+        cluster: Boolean(plugin.readsCluster),
+        podObject: Boolean(plugin.podObject),
+        extensionPoints: points,
+        podAnnotationKeys: [...(plugin.podAnnotationKeys ?? [])],
+        objectKinds: [...(plugin.objectKinds ?? [])],
+      };
+    },
+    init(text) {
+      let args;
+      try {
+        args = text.trim() === "" ? {} : JSON.parse(text);
+      } catch (e) {
+        throw `plugin arguments are not valid JSON: ${e.message}`;
+      }
+      if (args === null) args = {};
+      if (typeof args !== "object" || Array.isArray(args)) {
+        throw `plugin arguments must be an object, got ${text}`;
+      }
+      try {
+        call("init", args);
+      } catch (e) {
+        throw e instanceof Error ? `${e.name}: ${e.message}` : String(e);
+      }
+      ready = true;
+    },
+    syncNodes(upserts, removals) {
+      for (const slot of removals) {
+        if (slot < nodes.length) nodes[slot] = null;
+        cluster.placements.delete(slot);
+      }
+      for (const { slot, node } of upserts) {
+        node.labels = asObject(node.labels);
+        node.annotations = asObject(node.annotations);
+        while (nodes.length < slot) nodes.push(null);
+        nodes[slot] = node;
+      }
+    },
+    syncPodGroups(upserts, removals) {
+      for (const id of removals) cluster.groups.delete(id);
+      for (const g of upserts) {
+        g.labels = asObject(g.labels);
+        cluster.groups.set(g.id, g);
+      }
+    },
+    syncPlacements(upserts) {
+      for (const p of upserts) cluster.placements.set(p.slot, p.groups);
+    },
+    syncNamespaces(upserts, removals) {
+      for (const name of removals) cluster.namespaces.delete(name);
+      for (const ns of upserts) cluster.namespaces.set(ns.name, asObject(ns.labels));
+    },
+    syncObjects(kind, upserts, removals) {
+      if (!cluster.objects.has(kind)) cluster.objects.set(kind, new Map());
+      const table = cluster.objects.get(kind);
+      for (const key of removals) table.delete(key);
+      for (const o of upserts) table.set(o.key, o.object);
+    },
+    prepare(pod) {
+      // Forget the previous pod first: a stray filter call must not see it.
+      filtering = null;
+      if (!ready) return { tag: "reject", val: error("prepare called before init") };
+      pod = decodePod(pod);
+      let state;
+      try {
+        state = plugin.prepare ? plugin.prepare(pod) : points.filter ? undefined : SKIP;
+      } catch (e) {
+        return { tag: "reject", val: failed("prepare", e) };
+      }
+      if (state === SKIP) return { tag: "skip" };
+      if (state && state[REJECT]) return { tag: "reject", val: state[REJECT] };
+      if (state && state[NARROW]) {
+        filtering = [pod, undefined];
+        return { tag: "narrow", val: state[NARROW] };
+      }
+      filtering = [pod, state];
+      return { tag: "proceed" };
+    },
+    filter(slots) {
+      // Each distinct status is sent once; rejections point at it.
+      const statuses = [];
+      const index = new Map();
+      const rejections = [];
+      for (let i = 0; i < slots.length; i++) {
+        const status = verdict(slots[i], null);
+        if (!status || status.code === "success") continue;
+        const key = `${status.code}\u0000${status.reasons.join("\u0000")}`;
+        let at = index.get(key);
+        if (at === undefined) {
+          at = statuses.length;
+          index.set(key, at);
+          statuses.push(status);
+        }
+        rejections.push([i, at]);
+      }
+      return { statuses, rejections };
+    },
+    filterNominated(slot, added) {
+      return verdict(slot, added) || { code: "success", reasons: [] };
+    },
+  };
+
+  const scorer = {
+    preScore(pod, feasible) {
+      scoring = null;
+      if (!ready) return { tag: "error", val: error("pre-score called before init") };
+      pod = decodePod(pod);
+      let state;
+      try {
+        const fed = feasible.map((s) => nodes[s]).filter(Boolean);
+        state = plugin.preScore ? plugin.preScore(pod, fed) : points.score ? undefined : SKIP;
+      } catch (e) {
+        return { tag: "error", val: failed("preScore", e) };
+      }
+      if (state === SKIP) return { tag: "skip" };
+      scoring = [pod, state];
+      return { tag: "proceed" };
+    },
+    score(slots) {
+      if (scoring === null) throw error("score called without a pre-scored pod");
+      const out = [];
+      for (const slot of slots) {
+        const node = nodes[slot];
+        if (!node) throw error(`node slot ${slot} was never synced`);
+        try {
+          out.push(Math.trunc(Number(call("score", scoring[0], scoring[1], node) ?? 0)));
+        } catch (e) {
+          throw failed("score", e);
+        }
+      }
+      return out;
+    },
+    normalizeScores(scores) {
+      if (scoring === null) throw error("normalize-scores called without a pre-scored pod");
+      let out;
+      try {
+        out = plugin.normalizeScores ? plugin.normalizeScores(scoring[0], scoring[1], [...scores]) : scores;
+      } catch (e) {
+        throw failed("normalizeScores", e);
+      }
+      if (!Array.isArray(out) || out.length !== scores.length) {
+        throw error(`normalizeScores returned ${out?.length} scores for ${scores.length} nodes`);
+      }
+      return out.map((s) => Math.trunc(Number(s)));
+    },
+  };
+
+  const reserver = {
+    reserve(pod, slot) {
+      if (!ready) throw error("reserve called before init");
+      const node = nodes[slot];
+      if (!node) throw error(`node slot ${slot} was never synced`);
+      pod = decodePod(pod);
+      try {
+        const annotations = call("reserve", pod, node) ?? {};
+        const writes = call("preBind", pod, node) ?? [];
+        return {
+          annotations: Object.entries(annotations).map(([key, value]) => ({ key, value: String(value) })),
+          writes,
+        };
+      } catch (e) {
+        throw failed("reserve", e);
+      }
+    },
+  };
+
+  return { predicate, scorer, reserver };
+}
