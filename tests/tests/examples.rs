@@ -10,7 +10,7 @@ use sift_host::runtime::Runtime;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// The examples CI builds; each must be there.
+/// The GpuModel examples CI builds; each must be there.
 const EXAMPLES: [&str; 5] = [
     "gpu_model_c.wasm",
     "gpu_model_go.wasm",
@@ -19,53 +19,92 @@ const EXAMPLES: [&str; 5] = [
     "gpu_model_wat.wasm",
 ];
 
+/// The LabelMatch examples (the scorer), likewise.
+const SCORERS: [&str; 2] = ["label_match_js.wasm", "label_match_python.wasm"];
+
+/// The examples built on the languages' SDKs, which target the latest
+/// contract; the WAT example stays on 0.1 and proves an old component runs
+/// beside them.
+const ON_LATEST: [&str; 4] = [
+    "gpu_model_js.wasm",
+    "gpu_model_python.wasm",
+    "label_match_js.wasm",
+    "label_match_python.wasm",
+];
+
 fn examples_dir() -> PathBuf {
     sift_tests::workspace_root().join("target/examples")
 }
 
+/// Runs the cases under `cases` with the bundled plugins, `plugin`
+/// replaced by the example component `example`; returns the contract
+/// version the example implements.
+fn passes_cases(example: &str, plugin: &str, cases: &str, min_cases: usize) -> String {
+    let cases = collect_case_files(&[sift_tests::workspace_root().join(cases)]).unwrap();
+    assert!(cases.len() >= min_cases, "{} {plugin} cases", cases.len());
+    let runtime = Arc::new(Runtime::new(Limits::default(), Grants::default(), None).unwrap());
+    let file = examples_dir().join(example);
+    assert!(
+        file.is_file(),
+        "{} missing: run `bash scripts/build-examples.sh` (scripts/test.sh does)",
+        file.display()
+    );
+    // The bundled plugins, with `plugin` replaced by the example.
+    let catalog = Catalog::load_wasm(
+        &runtime,
+        Some(&sift_tests::plugins_dir()),
+        std::slice::from_ref(&file),
+        &Config::default(),
+    )
+    .unwrap_or_else(|e| panic!("{example}: {e:#}"));
+    // The cases below must run the example, not the bundled plugin.
+    assert_eq!(catalog.extra_names(), [plugin], "{example}");
+    let loaded = catalog
+        .wasm_plugins()
+        .iter()
+        .find(|p| p.identity().name == plugin)
+        .unwrap();
+    assert_eq!(loaded.identity().path, file, "{example}");
+    let version = loaded.identity().contract.as_str().to_string();
+    let failures: Vec<String> = cases
+        .iter()
+        .map(|c| run_case(c, &catalog))
+        .filter(|r| !r.differences.is_empty())
+        .map(|r| format!("{}: {}", r.file.display(), r.differences.join("; ")))
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{example} ({version}) failed {} of {}:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+    version
+}
+
 #[test]
 fn every_example_passes_the_gpu_model_cases() {
-    let cases =
-        collect_case_files(&[sift_tests::workspace_root().join("tests/cases/GpuModel")]).unwrap();
-    assert!(cases.len() >= 15, "{} GpuModel cases", cases.len());
-    let runtime = Arc::new(Runtime::new(Limits::default(), Grants::default(), None).unwrap());
     for example in EXAMPLES {
-        let file = examples_dir().join(example);
-        assert!(
-            file.is_file(),
-            "{} missing: run `bash scripts/build-examples.sh` (scripts/test.sh does)",
-            file.display()
-        );
-        // The bundled plugins, with GpuModel replaced by the example.
-        let catalog = Catalog::load_wasm(
-            &runtime,
-            Some(&sift_tests::plugins_dir()),
-            std::slice::from_ref(&file),
-            &Config::default(),
-        )
-        .unwrap_or_else(|e| panic!("{example}: {e:#}"));
-        // The cases below must run the example, not the bundled GpuModel.
-        assert_eq!(catalog.extra_names(), ["GpuModel"], "{example}");
-        let gpu_model = catalog
-            .wasm_plugins()
-            .iter()
-            .find(|p| p.identity().name == "GpuModel")
-            .unwrap();
-        assert_eq!(gpu_model.identity().path, file, "{example}");
-        let version = gpu_model.identity().version().to_string();
-        let failures: Vec<String> = cases
-            .iter()
-            .map(|c| run_case(c, &catalog))
-            .filter(|r| !r.differences.is_empty())
-            .map(|r| format!("{}: {}", r.file.display(), r.differences.join("; ")))
-            .collect();
-        assert!(
-            failures.is_empty(),
-            "{example} ({version}) failed {} of {}:\n{}",
-            failures.len(),
-            cases.len(),
-            failures.join("\n")
-        );
+        let version = passes_cases(example, "GpuModel", "tests/cases/GpuModel", 15);
+        check_contract(example, &version);
+    }
+}
+
+#[test]
+fn every_example_scorer_passes_the_label_match_cases() {
+    for example in SCORERS {
+        let version = passes_cases(example, "LabelMatch", "tests/cases/Simulate/LabelMatch", 8);
+        check_contract(example, &version);
+    }
+}
+
+/// The SDK examples implement the latest contract; the WAT one 0.1.
+fn check_contract(example: &str, version: &str) {
+    let latest = sift_host::contract::Version::LATEST.as_str();
+    if ON_LATEST.contains(&example) {
+        assert_eq!(version, latest, "{example}");
+    } else if example == "gpu_model_wat.wasm" {
+        assert_eq!(version, "0.1.0", "{example}");
     }
 }
 

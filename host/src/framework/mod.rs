@@ -195,7 +195,16 @@ fn filter_refs(
             catalog.names().join(", ")
         );
     }
-    for name in catalog.extra_names().iter().chain(&overrides.enable) {
+    // An extra component (`--plugin FILE`) runs as a filter when it
+    // filters; one that only scores or reserves runs where the config's
+    // plugins.score (or its reserve steps) name it.
+    let extra_filters = catalog.extra_names().iter().filter(|n| {
+        catalog.get(n).is_some_and(|p| {
+            p.extension_points()
+                .contains(sift_sdk::ExtensionPoints::FILTER)
+        })
+    });
+    for name in extra_filters.chain(&overrides.enable) {
         if !selected.iter().any(|p| p.name == *name) {
             selected.push(PluginRef {
                 name: name.clone(),
