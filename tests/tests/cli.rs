@@ -470,18 +470,32 @@ fn new_projects_build_and_pass_their_starter_case() {
     .unwrap();
     // Go's toolchain and caches persist in target/ across runs.
     let go_build = sift_tests::workspace_root().join("target/new-go-build");
-    // Every project's build.sh writes <crate>.wasm.
-    for lang in ["wat", "c", "go", "js", "python", "rust"] {
-        let name = format!("check-{lang}");
+    // Every project's build.sh writes <crate>.wasm. Scorers where the
+    // language's starter has one; their case checks the scores.
+    let projects = ["wat", "c", "go", "js", "python", "rust"]
+        .map(|l| (l, "filter"))
+        .into_iter()
+        .chain([("js", "score"), ("python", "score"), ("rust", "score")]);
+    for (lang, kind) in projects {
+        let name = format!("check-{lang}-{kind}");
         let dir = base.join(&name);
-        let o = sift(&["new", "--lang", lang, &name, "--dir", dir.to_str().unwrap()]);
+        let o = sift(&[
+            "new",
+            "--lang",
+            lang,
+            "--kind",
+            kind,
+            &name,
+            "--dir",
+            dir.to_str().unwrap(),
+        ]);
         assert!(o.status.success(), "{:?}", text(&o));
         run(Command::new("bash")
             .arg(dir.join("build.sh"))
             .env_remove("SIFT")
             .env("PATH", &path_without_sift)
             .env("GO_BUILD_DIR", &go_build));
-        let component = format!("check_{lang}.wasm");
+        let component = format!("check_{lang}_{kind}.wasm");
         let component = dir.join(component);
         let cases = dir.join("cases");
         let o = sift(&[
@@ -491,8 +505,8 @@ fn new_projects_build_and_pass_their_starter_case() {
             cases.to_str().unwrap(),
         ]);
         let (out, err) = text(&o);
-        assert!(o.status.success(), "{lang}: {out} {err}");
-        assert!(out.contains("1 passed, 0 failed"), "{lang}: {out}");
+        assert!(o.status.success(), "{lang} {kind}: {out} {err}");
+        assert!(out.contains("1 passed, 0 failed"), "{lang} {kind}: {out}");
         if lang == "rust" {
             // Its README's `cargo test`: the predicate's unit test, natively.
             run(Command::new("cargo")
@@ -507,10 +521,29 @@ fn new_projects_build_and_pass_their_starter_case() {
         "wat",
         "x",
         "--dir",
-        base.join("check-wat").to_str().unwrap(),
+        base.join("check-wat-filter").to_str().unwrap(),
     ]);
     assert!(!o.status.success());
     assert!(text(&o).1.contains("not empty"), "{:?}", text(&o));
+    // A starter that does not exist yet is named, and nothing is written.
+    let dir = base.join("go-score");
+    let o = sift(&[
+        "new",
+        "--lang",
+        "go",
+        "--kind",
+        "score",
+        "x",
+        "--dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).1.contains("--kind score is not available for Go"),
+        "{:?}",
+        text(&o)
+    );
+    assert!(!dir.exists());
     let _ = std::fs::remove_dir_all(&base);
 }
 

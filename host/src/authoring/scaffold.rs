@@ -1,11 +1,14 @@
 //! `sift new`: a plugin project that builds and passes its starter case,
 //! in the languages sift has a tested path for.
 //!
-//! The starter predicate, the same in every language: a node labelled
-//! `sift.io/<plugin-name>: deny` is rejected (UnschedulableAndUnresolvable,
-//! reason `node(s) were denied by <PluginName>`); others pass.
+//! The starters, the same in every language: a filter rejects a node
+//! labelled `sift.io/<plugin-name>: deny` (UnschedulableAndUnresolvable,
+//! reason `node(s) were denied by <PluginName>`) and passes the others; a
+//! scorer gives 100 to a node labelled `sift.io/<plugin-name>: prefer` and
+//! 0 to the others.
 
 use crate::authoring::componentize::contract_wit;
+use crate::contract::Version;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -20,11 +23,28 @@ pub enum Lang {
     Wat,
 }
 
+/// What the starter plugin is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Filter,
+    Score,
+}
+
+impl Kind {
+    fn as_str(self) -> &'static str {
+        match self {
+            Kind::Filter => "filter",
+            Kind::Score => "score",
+        }
+    }
+}
+
 /// What `sift new` is asked, as plain data (the command line's flags are
 /// parsed in the CLI); each field is the flag or argument of that name.
 #[derive(Clone, Debug)]
 pub struct Options {
     pub lang: Lang,
+    pub kind: Kind,
     /// In kebab case; the plugin declares it in PascalCase.
     pub name: String,
     /// Default: ./NAME.
@@ -75,12 +95,18 @@ fn default_sdk() -> Option<PathBuf> {
     sdk.join("Cargo.toml").is_file().then_some(sdk)
 }
 
-/// The starter case: one node denied by label, one not.
-fn starter_case(name: &str, plugin: &str) -> String {
-    let node = |n: &str, deny: bool| {
+/// The starter case: one node labelled (`deny` for a filter, `prefer`
+/// for a scorer), one not.
+fn starter_case(name: &str, plugin: &str, kind: Kind) -> String {
+    let node = |n: &str, labelled: bool| {
         let mut labels = serde_json::json!({ "kubernetes.io/hostname": n });
-        if deny {
-            labels[format!("sift.io/{name}")] = "deny".into();
+        if labelled {
+            let value = if kind == Kind::Filter {
+                "deny"
+            } else {
+                "prefer"
+            };
+            labels[format!("sift.io/{name}")] = value.into();
         }
         serde_json::json!({
             "apiVersion": "v1", "kind": "Node",
@@ -88,13 +114,31 @@ fn starter_case(name: &str, plugin: &str) -> String {
             "status": { "allocatable": { "cpu": "4", "memory": "8Gi", "pods": "110" } }
         })
     };
+    let pod = serde_json::json!({ "apiVersion": "v1", "kind": "Pod",
+             "metadata": { "name": "web", "namespace": "default" },
+             "spec": { "containers": [{ "name": "web", "image": "web:1" }] } });
+    if kind == Kind::Score {
+        let case = serde_json::json!({
+            "name": format!("{plugin} prefers nodes labelled sift.io/{name}=prefer"),
+            "mode": "scheduler",
+            "config": { "plugins": { "score": {
+                "disabled": [{ "name": "*" }],
+                "enabled": [{ "name": plugin, "weight": 1 }] } } },
+            "filters": [],
+            "nodes": [node("node-a", false), node("node-b", true)],
+            "workload": [pod],
+            "expect": {
+                "binds": { "default/web": "node-b" },
+                "scores": { plugin: { "node-a": 0, "node-b": 100 } }
+            }
+        });
+        return serde_json::to_string_pretty(&case).unwrap_or_default() + "\n";
+    }
     let case = serde_json::json!({
         "name": format!("{plugin} rejects nodes labelled sift.io/{name}=deny"),
         "filters": [plugin],
         "nodes": [node("node-a", false), node("node-b", true)],
-        "pod": { "apiVersion": "v1", "kind": "Pod",
-                 "metadata": { "name": "web", "namespace": "default" },
-                 "spec": { "containers": [{ "name": "web", "image": "web:1" }] } },
+        "pod": pod,
         "expect": {
             "feasible": ["node-a"],
             "statuses": { "node-b": {
@@ -117,14 +161,48 @@ macro_rules! template {
     };
 }
 
-const RUST: Template = template!("rust": "Cargo.toml", "src/lib.rs", "build.sh", "README.md");
-const PYTHON: Template = template!("python": "app.py", "build.sh", "README.md", ".gitignore");
+const RUST: Template = template!("rust": "Cargo.toml", "build.sh", "README.md");
+const PYTHON: Template = template!("python": "build.sh", "README.md", ".gitignore");
 const WAT: Template = template!("wat": "build.sh", "README.md");
-const C: Template = template!("c": "plugin.c", "build.sh", "README.md");
-const GO: Template = template!("go": "main.go", "go.mod", "build.sh", "README.md", ".gitignore");
+const C: Template = template!("c": "build.sh", "README.md");
+const GO: Template = template!("go": "go.mod", "build.sh", "README.md", ".gitignore");
 const JS: Template = template!(
-    "js": "plugin.js", "package.json", "package-lock.json", "build.sh", "README.md", ".gitignore",
+    "js": "package.json", "package-lock.json", "build.sh", "README.md", ".gitignore",
 );
+
+/// The starter's source file (path, template), by language and kind;
+/// `None` for WAT's, which `wat_starter` writes. Go, C and WAT have no
+/// scorer yet: their starters are on contract 0.1, before scores.
+fn starter_source(lang: Lang, kind: Kind) -> Result<Option<(&'static str, &'static str)>> {
+    macro_rules! file {
+        ($path:literal, $template:literal) => {
+            Some(($path, include_str!(concat!("../../templates/", $template))))
+        };
+    }
+    Ok(match (lang, kind) {
+        (Lang::Rust, Kind::Filter) => file!("src/lib.rs", "rust/src/lib.rs"),
+        (Lang::Rust, Kind::Score) => file!("src/lib.rs", "rust/src/lib_score.rs"),
+        (Lang::Python, Kind::Filter) => file!("app.py", "python/app.py"),
+        (Lang::Python, Kind::Score) => file!("app.py", "python/app_score.py"),
+        (Lang::Js, Kind::Filter) => file!("plugin.js", "js/plugin.js"),
+        (Lang::Js, Kind::Score) => file!("plugin.js", "js/plugin_score.js"),
+        (Lang::C, Kind::Filter) => file!("plugin.c", "c/plugin.c"),
+        (Lang::Go, Kind::Filter) => file!("main.go", "go/main.go"),
+        (Lang::Wat, Kind::Filter) => None,
+        (Lang::C | Lang::Go | Lang::Wat, Kind::Score) => bail!(
+            "--kind score is not available for {lang:?} yet: its starter is on contract 0.1, \
+             before scores (rust, python and js have score starters)"
+        ),
+    })
+}
+
+/// The Python and JavaScript SDKs, copied into the project beside the
+/// plugin: componentize-py and componentize-qjs resolve imports inside it.
+const PYTHON_SDK: Template = &[(
+    "sift.py",
+    include_str!("../../../plugin-sdk/python/sift.py"),
+)];
+const JS_SDK: Template = &[("sift.js", include_str!("../../../plugin-sdk/js/sift.js"))];
 
 /// sift's Go SDK (plugin-sdk/go), copied verbatim into a Go project's sdk/:
 /// a Go module cannot import a package from outside its tree without a
@@ -191,6 +269,7 @@ pub fn run(a: Options) -> Result<PathBuf> {
         bail!("{} exists and is not empty", dir.display());
     }
     let plugin = pascal(&a.name);
+    let source = starter_source(a.lang, a.kind)?;
     let crate_name = a.name.replace('-', "_");
     let mut sdk = String::new();
     // build.sh falls back to this sift when none is on PATH.
@@ -208,7 +287,12 @@ pub fn run(a: Options) -> Result<PathBuf> {
             sdk = path.display().to_string();
             RUST
         }
-        Lang::Python => PYTHON,
+        Lang::Python => {
+            for (file, text) in PYTHON_SDK {
+                write(&dir, file, text)?;
+            }
+            PYTHON
+        }
         Lang::Wat => {
             write(&dir, "plugin.wat", &wat_starter(&a.name, &plugin))?;
             WAT
@@ -221,22 +305,35 @@ pub fn run(a: Options) -> Result<PathBuf> {
             make_executable(&dir.join("sdk/component.sh"))?;
             GO
         }
-        Lang::Js => JS,
+        Lang::Js => {
+            for (file, text) in JS_SDK {
+                write(&dir, file, text)?;
+            }
+            JS
+        }
     };
     write(
         &dir,
         "cases/001-starter.json",
-        &starter_case(&a.name, &plugin),
+        &starter_case(&a.name, &plugin, a.kind),
     )?;
-    if a.lang != Lang::Rust {
-        // Rust projects get the latest contract with the SDK; the other
-        // starters (C, Go, Python, JavaScript, WAT) are written against 0.1,
-        // which sift keeps running.
-        write(&dir, "wit/predicate.wit", contract_wit("0.1.0")?)?;
+    match a.lang {
+        // The SDK carries the latest contract.
+        Lang::Rust => {}
+        // Their SDKs target the latest contract, which componentize-py
+        // and componentize-qjs bind at build time.
+        Lang::Python | Lang::Js => {
+            write(&dir, "wit/predicate.wit", Version::LATEST.wit())?;
+        }
+        // The C, Go and WAT starters are written against 0.1, which sift
+        // keeps running.
+        Lang::C | Lang::Go | Lang::Wat => {
+            write(&dir, "wit/predicate.wit", contract_wit("0.1.0")?)?;
+        }
     }
     // Scripts quote it in '...'.
     let sift_quoted = sift_exe.replace('\'', "'\\''");
-    for (file, text) in template {
+    for (file, text) in template.iter().chain(source.as_ref()) {
         let sift = if file.ends_with(".sh") {
             &sift_quoted
         } else {
@@ -247,7 +344,8 @@ pub fn run(a: Options) -> Result<PathBuf> {
             .replace("{{Plugin}}", &plugin)
             .replace("{{crate}}", &crate_name)
             .replace("{{sdk}}", &sdk)
-            .replace("{{sift}}", sift);
+            .replace("{{sift}}", sift)
+            .replace("{{kind}}", a.kind.as_str());
         write(&dir, file, &text)?;
         if file.ends_with(".sh") {
             make_executable(&dir.join(file))?;

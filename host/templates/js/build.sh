@@ -2,11 +2,11 @@
 # Builds the component: {{crate}}.wasm
 #
 # componentize-qjs (npm, pinned in package.json and package-lock.json)
-# evaluates plugin.js in QuickJS at build time and snapshots it into a
-# component of the contract's world. `npm install` rather than `npm ci`:
-# componentize-qjs lists optional platform packages that were never
-# published, so `npm ci` rejects its lockfile. --sync: sift does not enable
-# the component model's async ABI.
+# evaluates plugin.js (with sift.js, sift's JavaScript SDK) in QuickJS at
+# build time and snapshots it into a component of the contract's world.
+# `npm install` rather than `npm ci`: componentize-qjs lists optional
+# platform packages that were never published, so `npm ci` rejects its
+# lockfile. --sync: sift does not enable the component model's async ABI.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
@@ -15,6 +15,6 @@ if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
 fi
 [ -x node_modules/.bin/componentize-qjs ] ||
   npm install --no-save --no-audit --no-fund --loglevel=error
-node_modules/.bin/componentize-qjs --sync --wit wit --world predicate-plugin \
+node_modules/.bin/componentize-qjs --sync --wit wit --world plugin \
   --js plugin.js -o {{crate}}.wasm >/dev/null
 echo "built {{crate}}.wasm"

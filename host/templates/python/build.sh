@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the component: {{crate}}.wasm (componentize-py from PyPI).
+# Builds the component: {{crate}}.wasm (componentize-py from PyPI), from
+# app.py and sift.py (sift's Python SDK) against wit/.
 set -euo pipefail
 cd "$(dirname "$0")"
 # componentize-py lives in this project's virtualenv (.venv): the system's
@@ -12,5 +13,5 @@ if ! "$venv/bin/pip" --version >/dev/null 2>&1 && ! python3 -m venv --clear "$ve
   exit 1
 fi
 "$venv/bin/pip" install --quiet --disable-pip-version-check componentize-py==0.25.1
-"$venv/bin/componentize-py" -d wit -w predicate-plugin componentize app -o {{crate}}.wasm
+"$venv/bin/componentize-py" -d wit -w plugin componentize -p . app -o {{crate}}.wasm >/dev/null
 echo "built {{crate}}.wasm"
