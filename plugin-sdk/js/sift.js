@@ -164,15 +164,20 @@ export function exportPlugin(plugin) {
   // [pod, state] of the filter cycle, and of the scoring one.
   let filtering = null;
   let scoring = null;
-  const call = (method, ...args) => (plugin[method] ? plugin[method](...args) : undefined);
+  // Bound once: these run per node, where QuickJS feels every
+  // allocation (a spread, a closure).
+  const filterNode = plugin.filter ? plugin.filter.bind(plugin) : () => undefined;
+  const scoreNode = plugin.score ? plugin.score.bind(plugin) : () => 0;
 
+  // One node's verdict with nominated pods added (filter's loop inlines
+  // the same steps without them).
   const verdict = (slot, added) => {
     if (!ready || filtering === null) return error("filter called without a prepared pod");
     let node = nodes[slot];
     if (!node) return error(`node slot ${slot} was never synced`);
-    if (added && added.length) node = withPods(node, added);
+    if (added.length) node = withPods(node, added);
     try {
-      return call("filter", filtering[0], filtering[1], node);
+      return filterNode(filtering[0], filtering[1], node);
     } catch (e) {
       return failed("filter", e);
     }
@@ -202,7 +207,7 @@ export function exportPlugin(plugin) {
         throw `plugin arguments must be an object, got ${text}`;
       }
       try {
-        call("init", args);
+        if (plugin.init) plugin.init(args);
       } catch (e) {
         throw e instanceof Error ? `${e.name}: ${e.message}` : String(e);
       }
@@ -261,19 +266,39 @@ export function exportPlugin(plugin) {
       return { tag: "proceed" };
     },
     filter(slots) {
-      // Each distinct status is sent once; rejections point at it.
+      // Each distinct status is sent once; rejections point at it. A
+      // status built once and returned again (a module constant) is found
+      // by identity, without building its text key.
       const statuses = [];
-      const index = new Map();
+      const byObject = new Map();
+      const byText = new Map();
       const rejections = [];
+      const [pod, state] = filtering ?? [];
       for (let i = 0; i < slots.length; i++) {
-        const status = verdict(slots[i], null);
+        let status;
+        const node = nodes[slots[i]];
+        if (!ready || filtering === null) {
+          status = error("filter called without a prepared pod");
+        } else if (!node) {
+          status = error(`node slot ${slots[i]} was never synced`);
+        } else {
+          try {
+            status = filterNode(pod, state, node);
+          } catch (e) {
+            status = failed("filter", e);
+          }
+        }
         if (!status || status.code === "success") continue;
-        const key = `${status.code}\u0000${status.reasons.join("\u0000")}`;
-        let at = index.get(key);
+        let at = byObject.get(status);
         if (at === undefined) {
-          at = statuses.length;
-          index.set(key, at);
-          statuses.push(status);
+          const key = `${status.code}\u0000${status.reasons.join("\u0000")}`;
+          at = byText.get(key);
+          if (at === undefined) {
+            at = statuses.length;
+            byText.set(key, at);
+            statuses.push(status);
+          }
+          byObject.set(status, at);
         }
         rejections.push([i, at]);
       }
@@ -302,15 +327,18 @@ export function exportPlugin(plugin) {
     },
     score(slots) {
       if (scoring === null) throw error("score called without a pre-scored pod");
-      const out = [];
-      for (const slot of slots) {
-        const node = nodes[slot];
-        if (!node) throw error(`node slot ${slot} was never synced`);
+      const [pod, state] = scoring;
+      const out = new Array(slots.length);
+      for (let i = 0; i < slots.length; i++) {
+        const node = nodes[slots[i]];
+        if (!node) throw error(`node slot ${slots[i]} was never synced`);
+        let score;
         try {
-          out.push(Math.trunc(Number(call("score", scoring[0], scoring[1], node) ?? 0)));
+          score = scoreNode(pod, state, node);
         } catch (e) {
           throw failed("score", e);
         }
+        out[i] = typeof score === "number" ? Math.trunc(score) : Math.trunc(Number(score ?? 0));
       }
       return out;
     },
@@ -336,8 +364,8 @@ export function exportPlugin(plugin) {
       if (!node) throw error(`node slot ${slot} was never synced`);
       pod = decodePod(pod);
       try {
-        const annotations = call("reserve", pod, node) ?? {};
-        const writes = call("preBind", pod, node) ?? [];
+        const annotations = (plugin.reserve && plugin.reserve(pod, node)) ?? {};
+        const writes = (plugin.preBind && plugin.preBind(pod, node)) ?? [];
         return {
           annotations: Object.entries(annotations).map(([key, value]) => ({ key, value: String(value) })),
           writes,

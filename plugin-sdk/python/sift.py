@@ -329,37 +329,55 @@ def export(cls: type) -> tuple:
             return t.PrepareResult_Proceed()
 
         def filter(self, slots: List[int]) -> t.Verdicts:
-            # Each distinct status is sent once; rejections point at it.
+            # Each distinct status is sent once; rejections point at it. A
+            # status built once and returned again (a module constant) is
+            # found by identity, without building its key.
             statuses: List[Status] = []
-            index: Dict[tuple, int] = {}
+            by_id: Dict[int, int] = {}
+            by_text: Dict[tuple, int] = {}
+            kept = []  # keeps each status alive, so that its id stays its own
             rejections = []
+            plugin, nodes = me.plugin, me.cluster.nodes
+            pod, state = me.filtering if me.filtering is not None else (None, None)
             for i, slot in enumerate(slots):
-                status = self._verdict(slot, None)
+                node = nodes.get(slot)
+                if plugin is None or me.filtering is None:
+                    status = error("filter called without a prepared pod")
+                elif node is None:
+                    status = error(f"node slot {slot} was never synced")
+                else:
+                    try:
+                        status = plugin.filter(pod, state, node)
+                    except Exception as e:
+                        status = _failed("filter", e)
                 if status is None or status.code == Code.SUCCESS:
                     continue
-                key = (status.code, tuple(status.reasons))
-                if key not in index:
-                    index[key] = len(statuses)
-                    statuses.append(status)
-                rejections.append((i, index[key]))
+                at = by_id.get(id(status))
+                if at is None:
+                    key = (status.code, tuple(status.reasons))
+                    at = by_text.get(key)
+                    if at is None:
+                        at = len(statuses)
+                        by_text[key] = at
+                        statuses.append(status)
+                    by_id[id(status)] = at
+                    kept.append(status)
+                rejections.append((i, at))
             return t.Verdicts(statuses=statuses, rejections=rejections)
 
         def filter_nominated(self, slot: int, added: List[t.NominatedPod]) -> Status:
-            return self._verdict(slot, added) or Status(code=Code.SUCCESS, reasons=[])
-
-        def _verdict(self, slot: int, added: Optional[List[t.NominatedPod]]) -> Optional[Status]:
+            # filter's steps for one node, with the nominated pods added.
             if me.filtering is None or me.plugin is None:
                 return error("filter called without a prepared pod")
             node = me.cluster.nodes.get(slot)
             if node is None:
                 return error(f"node slot {slot} was never synced")
-            if added:
-                node = _with_pods(node, added)
             pod, state = me.filtering
             try:
-                return me.plugin.filter(pod, state, node)
+                status = me.plugin.filter(pod, state, _with_pods(node, added))
             except Exception as e:
                 return _failed("filter", e)
+            return status or Status(code=Code.SUCCESS, reasons=[])
 
     class Scorer(exports.Scorer):
         def pre_score(self, pod: t.Pod, feasible: List[int]) -> t.PreScoreResult:
@@ -381,13 +399,14 @@ def export(cls: type) -> tuple:
             if me.scoring is None or me.plugin is None:
                 raise Err(error("score called without a pre-scored pod"))
             pod, state = me.scoring
+            score, nodes = me.plugin.score, me.cluster.nodes
             out = []
             for slot in slots:
-                node = me.cluster.nodes.get(slot)
+                node = nodes.get(slot)
                 if node is None:
                     raise Err(error(f"node slot {slot} was never synced"))
                 try:
-                    out.append(int(me.plugin.score(pod, state, node)))
+                    out.append(int(score(pod, state, node)))
                 except Exception as e:
                     raise Err(_failed("score", e))
             return out

@@ -547,6 +547,58 @@ fn new_projects_build_and_pass_their_starter_case() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
+/// docs/plugin-authors.md opens with the starter `sift new` writes in each
+/// language: its code blocks are the starters' code and its table their
+/// line counts (not blank, not comments; Rust's up to its unit test).
+#[test]
+fn plugin_authors_shows_the_starters_with_their_line_counts() {
+    let doc = std::fs::read_to_string(sift_tests::workspace_root().join("docs/plugin-authors.md"))
+        .unwrap();
+    let base = sift_tests::temp_dir("side-by-side");
+    let starters = [
+        ("rust", "Rust", "src/lib.rs", &["//"][..]),
+        ("python", "Python", "app.py", &["#", "\"\"\""][..]),
+        ("js", "JavaScript", "plugin.js", &["//"][..]),
+        ("go", "Go", "main.go", &["//"][..]),
+        ("c", "C", "plugin.c", &["//", "/*", "*"][..]),
+        ("wat", "WAT", "plugin.wat", &[";;"][..]),
+    ];
+    for (lang, title, file, comments) in starters {
+        let dir = base.join(lang);
+        let o = sift(&[
+            "new",
+            "--lang",
+            lang,
+            "my-filter",
+            "--dir",
+            dir.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{lang}: {:?}", text(&o));
+        let source = std::fs::read_to_string(dir.join(file)).unwrap();
+        let code = source.split("#[cfg(test)]").next().unwrap();
+        let lines = code
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !comments.iter().any(|c| l.starts_with(c)))
+            .count();
+        let row = format!("| {title} | {lines} |");
+        assert!(doc.contains(&row), "docs/plugin-authors.md lacks {row:?}");
+        if matches!(lang, "rust" | "python" | "js" | "go") {
+            // The block shown: the file, Rust's without its unit test.
+            let shown = source
+                .split("/// `cargo test` runs")
+                .next()
+                .unwrap()
+                .trim_end();
+            assert!(
+                doc.contains(&format!("{shown}\n```")),
+                "docs/plugin-authors.md does not show the {lang} starter as `sift new` writes it"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
 /// `sift component new` makes a plugin of a core module and says what is
 /// wrong with anything else.
 #[test]

@@ -1,11 +1,15 @@
 //! `sift bench --plugin FILE`: what one component costs, for comparing
 //! languages: its size, first compile, load from the on-disk cache, one
-//! instantiation, and µs per pod when it alone filters 5,000 nodes.
+//! instantiation, and µs per pod when it alone filters 5,000 nodes (or,
+//! for a plugin that scores and does not filter, scores them: PreScore,
+//! Score and NormalizeScore).
 //!
 //! The cluster: synthetic nodes, a third of them labelled with a GPU model
 //! of the openb trace (`alibabacloud.com/gpu-card-model`); the pods ask for
 //! GPUs, half of them with a list of accepted models, so GpuModel-like
-//! plugins do real work. Other plugins run on the same inputs.
+//! plugins do real work, and prefer a model (`sift.io/preferred-labels`),
+//! so LabelMatch-like scorers do too. Other plugins run on the same
+//! inputs.
 
 use crate::cluster::Snapshot;
 use crate::cluster::synthetic::{synthetic_nodes, synthetic_pods};
@@ -13,11 +17,11 @@ use crate::config::Config;
 use crate::config::EngineOptions;
 use crate::contract::WasmPlugin;
 use crate::engine::Engine;
-use crate::engine::plugin::{ConfiguredPlugin, Plugin};
+use crate::engine::plugin::{ConfiguredPlugin, Cycle, Plugin};
 use crate::runtime::Runtime;
 use crate::runtime::cache::CompileCache;
 use anyhow::{Result, anyhow};
-use sift_sdk::{Labels, Pod};
+use sift_sdk::{ExtensionPoints, Labels, Pod};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -45,8 +49,13 @@ pub fn run(file: &Path, nodes: usize, seconds: f64) -> Result<()> {
         "instantiate:     {:.2} ms",
         load.instantiate.as_secs_f64() * 1e3
     );
+    let what = if scores_only(&plugin) {
+        "scoring"
+    } else {
+        "over"
+    };
     println!(
-        "per pod:         {:.0} µs over {nodes} nodes ({done} pods{})",
+        "per pod:         {:.0} µs {what} {nodes} nodes ({done} pods{})",
         per_pod.as_secs_f64() * 1e6,
         if errors > 0 {
             format!(", {errors} cycle errors")
@@ -120,7 +129,15 @@ fn gpu_cluster(nodes: usize) -> Result<Arc<Snapshot>> {
     Ok(Arc::new(Snapshot::from_nodes(cluster)?))
 }
 
-/// Pods asking for a GPU, every other one with a list of accepted models.
+/// Whether the plugin scores and does not filter: what the benchmark
+/// then times is its scoring.
+fn scores_only(plugin: &WasmPlugin) -> bool {
+    let points = plugin.extension_points();
+    points.contains(ExtensionPoints::SCORE) && !points.contains(ExtensionPoints::FILTER)
+}
+
+/// Pods asking for a GPU, every other one with a list of accepted models;
+/// each prefers one model and any GPU-model label.
 fn gpu_pods() -> Vec<Pod> {
     synthetic_pods(400)
         .into_iter()
@@ -134,6 +151,15 @@ fn gpu_pods() -> Vec<Pod> {
                 labels.push(("sift.io/gpu-models".into(), ACCEPTED[i / 2 % 4].into()));
                 p.labels = Labels::new(labels);
             }
+            let mut annotations = p.annotations.clone().into_pairs();
+            annotations.push((
+                "sift.io/preferred-labels".into(),
+                format!(
+                    "alibabacloud.com/gpu-card-model={},alibabacloud.com/gpu-card-model",
+                    MODELS[i % MODELS.len()]
+                ),
+            ));
+            p.annotations = Labels::new(annotations);
             p
         })
         .collect()
@@ -147,6 +173,14 @@ fn per_pod(
     pods: &[Pod],
     seconds: f64,
 ) -> Result<(Duration, u32, u32)> {
+    if scores_only(plugin) {
+        let all = snapshot.order().to_vec();
+        let mut cycle = |p: &Pod| {
+            let cycle = Cycle::new(p.clone(), snapshot.clone());
+            plugin.score(&cycle, &all).is_err()
+        };
+        return Ok(timed(pods, seconds, &mut cycle));
+    }
     let options = EngineOptions {
         percentage_of_nodes_to_score: 100,
         ..EngineOptions::default()
@@ -158,19 +192,28 @@ fn per_pod(
         }],
         options,
     )?;
+    let mut cycle = |p: &Pod| {
+        engine
+            .find_nodes_that_fit(snapshot, p.clone())
+            .error
+            .is_some()
+    };
+    Ok(timed(pods, seconds, &mut cycle))
+}
+
+/// Runs `cycle` (which says whether it failed) over `pods` in turn for
+/// `seconds` (at least 10 pods) after a warm-up of 10: (time per pod,
+/// pods, cycles that failed).
+fn timed(pods: &[Pod], seconds: f64, cycle: &mut dyn FnMut(&Pod) -> bool) -> (Duration, u32, u32) {
     for p in pods.iter().take(10) {
-        engine.find_nodes_that_fit(snapshot, p.clone());
+        cycle(p);
     }
     let budget = Duration::from_secs_f64(seconds);
     let started = Instant::now();
     let mut done = 0u32;
     let mut errors = 0;
     for p in pods.iter().cycle() {
-        if engine
-            .find_nodes_that_fit(snapshot, p.clone())
-            .error
-            .is_some()
-        {
+        if cycle(p) {
             errors += 1;
         }
         done += 1;
@@ -178,5 +221,5 @@ fn per_pod(
             break;
         }
     }
-    Ok((started.elapsed() / done, done, errors))
+    (started.elapsed() / done, done, errors)
 }

@@ -15,6 +15,9 @@ const NODE_MODEL_LABEL = "alibabacloud.com/gpu-card-model";
 const POD_MODELS_LABEL = "sift.io/gpu-models";
 // Asking for any of these (amount > 0) makes a pod a GPU pod.
 const GPU_RESOURCES = new Set(["alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count", "nvidia.com/gpu"]);
+// Built once: the SDK then finds each by identity when it shares statuses.
+const NO_GPU = sift.unresolvable("node(s) had no GPU");
+const BAD_MODEL = sift.unresolvable("node(s) didn't have an accepted GPU model");
 
 export const { predicate, scorer, reserver } = sift.exportPlugin({
   name: "GpuModel",
@@ -35,9 +38,7 @@ export const { predicate, scorer, reserver } = sift.exportPlugin({
 
   filter(pod, accepted, node) {
     const model = node.labels[NODE_MODEL_LABEL];
-    if (!model) return sift.unresolvable("node(s) had no GPU");
-    if (accepted.length > 0 && !accepted.includes(model)) {
-      return sift.unresolvable("node(s) didn't have an accepted GPU model");
-    }
+    if (!model) return NO_GPU;
+    if (accepted.length > 0 && !accepted.includes(model)) return BAD_MODEL;
   },
 });

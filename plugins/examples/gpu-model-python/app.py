@@ -15,6 +15,9 @@ import sift
 NODE_MODEL_LABEL = "alibabacloud.com/gpu-card-model"
 POD_MODELS_LABEL = "sift.io/gpu-models"
 GPU_RESOURCES = {"alibabacloud.com/gpu-milli", "alibabacloud.com/gpu-count", "nvidia.com/gpu"}
+# Built once: the SDK then finds each by identity when it shares statuses.
+NO_GPU = sift.unresolvable("node(s) had no GPU")
+BAD_MODEL = sift.unresolvable("node(s) didn't have an accepted GPU model")
 
 
 class GpuModel(sift.Plugin):
@@ -42,9 +45,9 @@ class GpuModel(sift.Plugin):
     def filter(self, pod, accepted, node):
         model = node.labels.get(NODE_MODEL_LABEL, "")
         if not model:
-            return sift.unresolvable("node(s) had no GPU")
+            return NO_GPU
         if accepted and model not in accepted:
-            return sift.unresolvable("node(s) didn't have an accepted GPU model")
+            return BAD_MODEL
 
 
 Predicate, Scorer, Reserver = sift.export(GpuModel)

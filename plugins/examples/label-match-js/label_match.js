@@ -11,14 +11,24 @@ export const { predicate, scorer, reserver } = sift.exportPlugin({
   nodeFields: { labels: true },
 
   preScore(pod) {
-    const terms = (pod.annotations["sift.io/preferred-labels"] ?? "").split(",")
-      .map((t) => t.trim()).filter((t) => t !== "")
-      .map((t) => (t.includes("=") ? t.split(/=(.*)/s, 2).map((s) => s.trim()) : [t, null]));
+    const terms = [];
+    for (let term of (pod.annotations["sift.io/preferred-labels"] ?? "").split(",")) {
+      term = term.trim();
+      if (term === "") continue;
+      const eq = term.indexOf("=");
+      terms.push(eq < 0 ? { key: term, value: null }
+        : { key: term.slice(0, eq).trim(), value: term.slice(eq + 1).trim() });
+    }
     return terms.length > 0 ? terms : sift.SKIP;
   },
 
   score(pod, terms, node) {
-    return terms.filter(([k, v]) => k in node.labels && (v === null || node.labels[k] === v)).length;
+    let matched = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const have = node.labels[terms[i].key];
+      if (have !== undefined && (terms[i].value === null || have === terms[i].value)) matched++;
+    }
+    return matched;
   },
 
   normalizeScores(pod, terms, scores) {

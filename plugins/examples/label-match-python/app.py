@@ -18,7 +18,12 @@ class LabelMatch(sift.Plugin):
         return [(k.strip(), v.strip() if eq else None) for k, eq, v in terms] or sift.SKIP
 
     def score(self, pod, terms, node):
-        return sum(1 for k, v in terms if k in node.labels and v in (None, node.labels[k]))
+        matched = 0
+        for key, value in terms:
+            have = node.labels.get(key)
+            if have is not None and (value is None or have == value):
+                matched += 1
+        return matched
 
     def normalize_scores(self, pod, terms, scores):
         return sift.default_normalize(scores)
