@@ -32,7 +32,7 @@ fi
 sdk="$(cd "$(dirname "$0")" && pwd)"
 app="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 wit="$(cd "$2" && pwd)"
-out="$3"
+out="$(mkdir -p "$(dirname "$3")" && cd "$(dirname "$3")" && pwd)/$(basename "$3")"
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "error: needs Node.js and npm (tested with Node.js 20), e.g. from nodejs.org or Debian's nodejs and npm" >&2
   exit 1

@@ -40,10 +40,23 @@ fn examples_dir() -> PathBuf {
 /// replaced by the example component `example`; returns the contract
 /// version the example implements.
 fn passes_cases(example: &str, plugin: &str, cases: &str, min_cases: usize) -> String {
-    let cases = collect_case_files(&[sift_tests::workspace_root().join(cases)]).unwrap();
+    let file = examples_dir().join(example);
+    let cases = sift_tests::workspace_root().join(cases);
+    passes_cases_at(&file, plugin, &cases, min_cases)
+}
+
+/// As [`passes_cases`], for a component and cases anywhere.
+fn passes_cases_at(
+    file: &std::path::Path,
+    plugin: &str,
+    cases: &std::path::Path,
+    min_cases: usize,
+) -> String {
+    let example = file.file_name().unwrap().to_string_lossy();
+    let cases = collect_case_files(&[cases.to_path_buf()]).unwrap();
     assert!(cases.len() >= min_cases, "{} {plugin} cases", cases.len());
     let runtime = Arc::new(Runtime::new(Limits::default(), Grants::default(), None).unwrap());
-    let file = examples_dir().join(example);
+    let file = file.to_path_buf();
     assert!(
         file.is_file(),
         "{} missing: run `bash scripts/build-examples.sh` (scripts/test.sh does)",
@@ -96,6 +109,54 @@ fn every_example_scorer_passes_the_label_match_cases() {
         let version = passes_cases(example, "LabelMatch", "tests/cases/Simulate/LabelMatch", 8);
         check_contract(example, &version);
     }
+}
+
+/// The Python and JavaScript SDKs keep their promises (statuses shared,
+/// exceptions as Error statuses naming the method, reject, narrow,
+/// nominated pods, reserve's annotations seen by later filters): the probe
+/// in tests/plugins/sdk-probe, built here with each SDK's build script,
+/// passes the cases beside it.
+#[test]
+fn the_python_and_javascript_sdks_pass_the_probe_cases() {
+    let root = sift_tests::workspace_root();
+    let probe = root.join("tests/plugins/sdk-probe");
+    let out = sift_tests::temp_dir("sdk-probe");
+    let wit = root
+        .join("wit")
+        .join(sift_host::contract::Version::LATEST.as_str());
+    let builds = [
+        (
+            "plugin-sdk/python/build.sh",
+            probe.join("python"),
+            out.join("sdk_probe_python.wasm"),
+        ),
+        (
+            "plugin-sdk/js/build.sh",
+            probe.join("js/probe.js"),
+            out.join("sdk_probe_js.wasm"),
+        ),
+    ];
+    for (script, source, component) in builds {
+        let mut build = std::process::Command::new("bash");
+        build
+            .arg(root.join(script))
+            .arg(&source)
+            .arg(&wit)
+            .arg(&component);
+        if script.contains("python") {
+            // The examples' virtualenv, which scripts/build-examples.sh made.
+            build.arg(examples_dir().join("python-venv"));
+        }
+        let o = build.output().unwrap();
+        assert!(
+            o.status.success(),
+            "{script}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let version = passes_cases_at(&component, "SdkProbe", &probe.join("cases"), 7);
+        assert_eq!(version, sift_host::contract::Version::LATEST.as_str());
+    }
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// The SDK examples implement the latest contract; the WAT one 0.1.
