@@ -268,27 +268,16 @@ export function exportPlugin(plugin) {
     filter(slots) {
       // Each distinct status is sent once; rejections point at it. A
       // status built once and returned again (a module constant) is found
-      // by identity, without building its text key.
+      // by identity, the last one without even a lookup; others by their
+      // text.
       const statuses = [];
       const byObject = new Map();
       const byText = new Map();
       const rejections = [];
-      const [pod, state] = filtering ?? [];
-      for (let i = 0; i < slots.length; i++) {
-        let status;
-        const node = nodes[slots[i]];
-        if (!ready || filtering === null) {
-          status = error("filter called without a prepared pod");
-        } else if (!node) {
-          status = error(`node slot ${slots[i]} was never synced`);
-        } else {
-          try {
-            status = filterNode(pod, state, node);
-          } catch (e) {
-            status = failed("filter", e);
-          }
-        }
-        if (!status || status.code === "success") continue;
+      // Never a status: `last` matches nothing until a rejection sets it.
+      let last = SKIP;
+      let lastAt = 0;
+      const reject = (i, status) => {
         let at = byObject.get(status);
         if (at === undefined) {
           const key = `${status.code}\u0000${status.reasons.join("\u0000")}`;
@@ -300,7 +289,33 @@ export function exportPlugin(plugin) {
           }
           byObject.set(status, at);
         }
+        last = status;
+        lastAt = at;
         rejections.push([i, at]);
+      };
+      if (!ready || filtering === null) {
+        const status = error("filter called without a prepared pod");
+        for (let i = 0; i < slots.length; i++) reject(i, status);
+        return { statuses, rejections };
+      }
+      const [pod, state] = filtering;
+      // One try around the loop, not one per node (QuickJS pays for each):
+      // a node whose filter throws gets an Error status and the loop goes
+      // on after it.
+      let i = 0;
+      while (i < slots.length) {
+        try {
+          for (; i < slots.length; i++) {
+            const node = nodes[slots[i]];
+            const status = node ? filterNode(pod, state, node)
+              : error(`node slot ${slots[i]} was never synced`);
+            if (status === last) rejections.push([i, lastAt]);
+            else if (status && status.code !== "success") reject(i, status);
+          }
+        } catch (e) {
+          reject(i, failed("filter", e));
+          i++;
+        }
       }
       return { statuses, rejections };
     },
@@ -316,8 +331,13 @@ export function exportPlugin(plugin) {
       pod = decodePod(pod);
       let state;
       try {
-        const fed = feasible.map((s) => nodes[s]).filter(Boolean);
-        state = plugin.preScore ? plugin.preScore(pod, fed) : points.score ? undefined : SKIP;
+        if (plugin.preScore) {
+          const fed = [];
+          for (let i = 0; i < feasible.length; i++) if (nodes[feasible[i]]) fed.push(nodes[feasible[i]]);
+          state = plugin.preScore(pod, fed);
+        } else {
+          state = points.score ? undefined : SKIP;
+        }
       } catch (e) {
         return { tag: "error", val: failed("preScore", e) };
       }
@@ -330,23 +350,27 @@ export function exportPlugin(plugin) {
       const [pod, state] = scoring;
       const out = new Array(slots.length);
       for (let i = 0; i < slots.length; i++) {
-        const node = nodes[slots[i]];
-        if (!node) throw error(`node slot ${slots[i]} was never synced`);
-        let score;
-        try {
-          score = scoreNode(pod, state, node);
-        } catch (e) {
-          throw failed("score", e);
+        if (!nodes[slots[i]]) throw error(`node slot ${slots[i]} was never synced`);
+      }
+      // One try around the loop (QuickJS pays for each): any exception
+      // fails the whole call.
+      try {
+        for (let i = 0; i < slots.length; i++) {
+          const score = scoreNode(pod, state, nodes[slots[i]]);
+          out[i] = typeof score === "number" ? Math.trunc(score) : Math.trunc(Number(score ?? 0));
         }
-        out[i] = typeof score === "number" ? Math.trunc(score) : Math.trunc(Number(score ?? 0));
+      } catch (e) {
+        throw failed("score", e);
       }
       return out;
     },
     normalizeScores(scores) {
       if (scoring === null) throw error("normalize-scores called without a pre-scored pod");
+      // Scores in range already: nothing to do, and nothing to copy.
+      if (!plugin.normalizeScores) return scores;
       let out;
       try {
-        out = plugin.normalizeScores ? plugin.normalizeScores(scoring[0], scoring[1], [...scores]) : scores;
+        out = plugin.normalizeScores(scoring[0], scoring[1], [...scores]);
       } catch (e) {
         throw failed("normalizeScores", e);
       }

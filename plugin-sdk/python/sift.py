@@ -415,6 +415,9 @@ def export(cls: type) -> tuple:
             if me.scoring is None or me.plugin is None:
                 raise Err(error("normalize-scores called without a pre-scored pod"))
             pod, state = me.scoring
+            # Scores in range already: nothing to do, and nothing to copy.
+            if type(me.plugin).normalize_scores is Plugin.normalize_scores:
+                return scores
             try:
                 out = [int(s) for s in me.plugin.normalize_scores(pod, state, list(scores))]
             except Exception as e:
