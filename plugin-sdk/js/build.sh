@@ -43,13 +43,13 @@ have="$(node -p 'require("./node_modules/componentize-qjs/package.json").version
 if [ "$have" != "$want" ]; then
   npm install --no-save --no-audit --no-fund --loglevel=error
 fi
-# The app and the SDK side by side, so that "./sift.js" resolves as it does
-# in a `sift new` project.
+# The app's modules and the SDK side by side, so that "./sift.js" (and the
+# app's own "./x.js") resolve as they do in a `sift new` project.
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
-cp "$app" "$stage/plugin.js"
+cp "$(dirname "$app")"/*.js "$stage/"
 cp "$sdk/sift.js" "$stage/sift.js"
 mkdir -p "$(dirname "$out")"
 "$sdk/node_modules/.bin/componentize-qjs" --sync \
   --wit "$wit" --world plugin --module-root "$stage" \
-  --js "$stage/plugin.js" -o "$out" >/dev/null
+  --js "$stage/$(basename "$app")" -o "$out" >/dev/null

@@ -33,14 +33,20 @@
 //
 // `prepare(pod)` and `preScore(pod, nodes)` compute the per-pod `state`
 // the other calls get (kube-scheduler's CycleState); return `sift.SKIP` to
-// skip the pod, `sift.reject(status)` or `sift.narrow(names)` from
+// skip the pod, `sift.reject(status)` or `sift.narrow(names, state)` from
 // `prepare`. By default a filter proceeds with state undefined, as a
 // scorer does.
 //
 // Records are componentize-qjs's plain objects (camelCase keys), with one
 // convenience: `labels`, `annotations` and `nodeSelector` are objects of
 // key -> value. An exception thrown by a plugin method becomes an `error`
-// status naming it, which the host reports, instead of a trap.
+// status naming it (a thrown status is taken as it is), which the host
+// reports, instead of a trap; so does a filter answer that is not a status
+// and a score that is not a number. A status is sent as it was returned:
+// build it once and do not change it afterwards. `filter` on a node with
+// nominated pods (the host's first pass) sees their requests, ports and
+// count added to the node; unlike the Rust SDK's `add_pods`, the state is
+// not told of them.
 //
 // The sandbox grants nothing by default: no directory is preopened, so no
 // file can be opened, and `Date.now()` reads 1970 (docs/plugin-authors.md).
@@ -54,12 +60,14 @@ export const MAX_NODE_SCORE = 100;
 export const SKIP = Symbol("sift.SKIP");
 
 const REJECT = Symbol("sift.reject");
+const NONE = Symbol("none");
 const NARROW = Symbol("sift.narrow");
 
 /** From `prepare`: the pod fits nowhere; `status` says why. */
 export const reject = (status) => ({ [REJECT]: status });
-/** From `prepare`: only these nodes (by name) can pass. */
-export const narrow = (names) => ({ [NARROW]: [...names] });
+/** From `prepare`: only these nodes (by name) can pass; `state` is what
+ * `filter` gets for them. */
+export const narrow = (names, state) => ({ [NARROW]: [...names], state });
 
 /** The node does not fit now, but could after preemption. */
 export const unschedulable = (...reasons) => ({ code: "unschedulable", reasons });
@@ -75,13 +83,14 @@ export function log(message, level = "info") {
 }
 
 /** kube-scheduler's DefaultNormalizeScore: scale to 0..100 by the highest
- * score (integer division); `reverse` turns the scale over. All zero stays
- * zero (or becomes 100 each, reversed). */
+ * score, at least 0 (integer division, truncating as Go's does); `reverse`
+ * turns the scale over. With no positive score the scores stay as they
+ * are (or become 100 each, reversed). */
 export function defaultNormalize(scores, reverse = false) {
   const top = scores.reduce((m, s) => (s > m ? s : m), 0);
-  if (top === 0) return scores.map(() => (reverse ? MAX_NODE_SCORE : 0));
+  if (top === 0) return reverse ? scores.map(() => MAX_NODE_SCORE) : [...scores];
   return scores.map((s) => {
-    const n = Math.floor((s * MAX_NODE_SCORE) / top);
+    const n = Math.trunc((s * MAX_NODE_SCORE) / top);
     return reverse ? MAX_NODE_SCORE - n : n;
   });
 }
@@ -113,7 +122,26 @@ function decodePod(pod) {
   return pod;
 }
 
-const failed = (what, e) => error(`${what}: ${e instanceof Error ? `${e.name}: ${e.message}` : e}`);
+/** Whether `v` is a status: `{ code, reasons }`. */
+const isStatus = (v) => v !== null && typeof v === "object" && typeof v.code === "string" && Array.isArray(v.reasons);
+
+function describeValue(v) {
+  try {
+    return typeof v === "symbol" ? v.description ?? "a symbol" : String(v);
+  } catch {
+    return typeof v;
+  }
+}
+
+/** An exception from a plugin method as the status the host gets: a
+ * thrown status as it is, anything else as an Error naming the method. */
+function failed(what, e) {
+  if (isStatus(e)) return e;
+  return error(`${what}: ${e instanceof Error ? `${e.name}: ${e.message}` : describeValue(e)}`);
+}
+
+/** A filter's answer that is neither nothing nor a status. */
+const notStatus = (v) => error(`filter returned ${describeValue(v)}, not a status`);
 
 /** The node with nominated pods placed on it: their requests, ports and
  * count added (as the Rust SDK's `Node::add_pod`). */
@@ -132,6 +160,21 @@ function withPods(node, added) {
   requested.scalar = [...scalar].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, amount]) => ({ name, amount }));
   return { ...node, requested, usedPorts, podCount: node.podCount + added.length };
+}
+
+/** `scores` as the host takes them (s64): finite numbers, truncated to
+ * integers (as Python's `int` does), in the range a JavaScript number holds
+ * exactly; anything else is an Error status naming `what`. */
+function checkedScores(what, scores) {
+  const out = new Array(scores.length);
+  for (let i = 0; i < scores.length; i++) {
+    const v = typeof scores[i] === "number" ? Math.trunc(scores[i]) : NaN;
+    if (!Number.isSafeInteger(v)) {
+      throw error(`${what} returned ${describeValue(scores[i])} for node ${i}, not a number`);
+    }
+    out[i] = v;
+  }
+  return out;
 }
 
 /** The `predicate`, `scorer` and `reserver` exports for `plugin`. */
@@ -176,11 +219,14 @@ export function exportPlugin(plugin) {
     let node = nodes[slot];
     if (!node) return error(`node slot ${slot} was never synced`);
     if (added.length) node = withPods(node, added);
+    let status;
     try {
-      return filterNode(filtering[0], filtering[1], node);
+      status = filterNode(filtering[0], filtering[1], node);
     } catch (e) {
       return failed("filter", e);
     }
+    if (status === undefined || status === null) return status;
+    return isStatus(status) ? status : notStatus(status);
   };
 
   const predicate = {
@@ -259,7 +305,7 @@ export function exportPlugin(plugin) {
       if (state === SKIP) return { tag: "skip" };
       if (state && state[REJECT]) return { tag: "reject", val: state[REJECT] };
       if (state && state[NARROW]) {
-        filtering = [pod, undefined];
+        filtering = [pod, state.state];
         return { tag: "narrow", val: state[NARROW] };
       }
       filtering = [pod, state];
@@ -274,8 +320,9 @@ export function exportPlugin(plugin) {
       const byObject = new Map();
       const byText = new Map();
       const rejections = [];
-      // Never a status: `last` matches nothing until a rejection sets it.
-      let last = SKIP;
+      // Never returned by a plugin: `last` matches nothing until a
+      // rejection sets it.
+      let last = NONE;
       let lastAt = 0;
       const reject = (i, status) => {
         let at = byObject.get(status);
@@ -310,7 +357,9 @@ export function exportPlugin(plugin) {
             const status = node ? filterNode(pod, state, node)
               : error(`node slot ${slots[i]} was never synced`);
             if (status === last) rejections.push([i, lastAt]);
-            else if (status && status.code !== "success") reject(i, status);
+            else if (status === undefined || status === null) continue;
+            else if (!isStatus(status)) reject(i, notStatus(status));
+            else if (status.code !== "success") reject(i, status);
           }
         } catch (e) {
           reject(i, failed("filter", e));
@@ -332,8 +381,11 @@ export function exportPlugin(plugin) {
       let state;
       try {
         if (plugin.preScore) {
-          const fed = [];
-          for (let i = 0; i < feasible.length; i++) if (nodes[feasible[i]]) fed.push(nodes[feasible[i]]);
+          const fed = new Array(feasible.length);
+          for (let i = 0; i < feasible.length; i++) {
+            fed[i] = nodes[feasible[i]];
+            if (!fed[i]) return { tag: "error", val: error(`node slot ${feasible[i]} was never synced`) };
+          }
           state = plugin.preScore(pod, fed);
         } else {
           state = points.score ? undefined : SKIP;
@@ -356,13 +408,12 @@ export function exportPlugin(plugin) {
       // fails the whole call.
       try {
         for (let i = 0; i < slots.length; i++) {
-          const score = scoreNode(pod, state, nodes[slots[i]]);
-          out[i] = typeof score === "number" ? Math.trunc(score) : Math.trunc(Number(score ?? 0));
+          out[i] = scoreNode(pod, state, nodes[slots[i]]);
         }
       } catch (e) {
         throw failed("score", e);
       }
-      return out;
+      return checkedScores("score", out);
     },
     normalizeScores(scores) {
       if (scoring === null) throw error("normalize-scores called without a pre-scored pod");
@@ -377,7 +428,7 @@ export function exportPlugin(plugin) {
       if (!Array.isArray(out) || out.length !== scores.length) {
         throw error(`normalizeScores returned ${out?.length} scores for ${scores.length} nodes`);
       }
-      return out.map((s) => Math.trunc(Number(s)));
+      return checkedScores("normalizeScores", out);
     },
   };
 
@@ -390,6 +441,9 @@ export function exportPlugin(plugin) {
       try {
         const annotations = (plugin.reserve && plugin.reserve(pod, node)) ?? {};
         const writes = (plugin.preBind && plugin.preBind(pod, node)) ?? [];
+        if (!Array.isArray(writes) || !writes.every((w) => typeof w?.kind === "string" && typeof w?.object === "string")) {
+          throw error("preBind must return a list of sift.write(kind, object)");
+        }
         return {
           annotations: Object.entries(annotations).map(([key, value]) => ({ key, value: String(value) })),
           writes,

@@ -32,14 +32,19 @@ trait:
 
 `prepare(pod)` and `pre_score(pod, nodes)` compute the per-pod `state`
 the other calls get (kube-scheduler's CycleState); return `sift.SKIP` to
-skip the pod, `sift.Reject(status)` or `sift.Narrow(names)` from
+skip the pod, `sift.Reject(status)` or `sift.Narrow(names, state)` from
 `prepare`. By default a filter proceeds with state None, as a scorer does.
 
 Records are the generated `wit_world` dataclasses, with one convenience:
 `labels`, `annotations` and `node_selector` are dicts. An exception
 raised by a plugin method becomes an `error` status naming it, which the
 host reports (it aborts the cycle, as kube-scheduler does), instead of a
-trap that would cost the instance.
+trap that would cost the instance; so does a filter answer that is not a
+status and a score that is not a number. A status is sent as it was
+returned: build it once and do not change it afterwards. `filter` on a
+node with nominated pods (the host's first pass) sees their requests,
+ports and count added to the node; unlike the Rust SDK's `add_pods`, the
+state is not told of them.
 
 The sandbox grants nothing by default: the standard library works, but
 opening a file fails, the environment is empty, and the clocks read 1970
@@ -108,10 +113,12 @@ class Reject:
 
 
 class Narrow:
-    """Returned from `prepare`: only these nodes (by name) can pass."""
+    """Returned from `prepare`: only these nodes (by name) can pass; `state`
+    is what `filter` gets for them."""
 
-    def __init__(self, names: List[str]):
+    def __init__(self, names: List[str], state: Any = None):
         self.names = list(names)
+        self.state = state
 
 
 def log(message: str, level: str = "info") -> None:
@@ -120,14 +127,21 @@ def log(message: str, level: str = "info") -> None:
     _wlog.log(_wlog.Level[level.upper()], message)
 
 
+def _div(a: int, b: int) -> int:
+    """Integer division truncating toward zero, as Go's."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
 def default_normalize(scores: List[int], reverse: bool = False) -> List[int]:
     """kube-scheduler's DefaultNormalizeScore: scale to 0..100 by the
-    highest score (integer division); `reverse` turns the scale over.
-    All zero stays zero (or becomes 100 each, reversed)."""
-    top = max(scores, default=0)
+    highest score, at least 0 (integer division, truncating as Go's);
+    `reverse` turns the scale over. With no positive score the scores stay
+    as they are (or become 100 each, reversed)."""
+    top = max([0, *scores])
     if top == 0:
-        return [MAX_NODE_SCORE if reverse else 0 for _ in scores]
-    out = [s * MAX_NODE_SCORE // top for s in scores]
+        return [MAX_NODE_SCORE for _ in scores] if reverse else list(scores)
+    out = [_div(s * MAX_NODE_SCORE, top) for s in scores]
     return [MAX_NODE_SCORE - s for s in out] if reverse else out
 
 
@@ -223,6 +237,29 @@ def _pod(pod: t.Pod) -> t.Pod:
 
 def _failed(what: str, e: BaseException) -> Status:
     return error(f"{what}: {type(e).__name__}: {e}")
+
+
+def _not_status(value: Any) -> Status:
+    return error(f"filter returned {value}, not a status")
+
+
+# What the host's s64 holds.
+_S64 = range(-(2**63), 2**63)
+
+
+def _scores(what: str, values: Any) -> List[int]:
+    """Scores as the host takes them: numbers, truncated to integers, in
+    s64; anything else raises the Error status naming `what`."""
+    out = []
+    for i, v in enumerate(values):
+        try:
+            n = int(v)
+        except (TypeError, ValueError, OverflowError):
+            raise Err(error(f"{what} returned {v!r} for node {i}, not a number"))
+        if isinstance(v, bool) or n not in _S64:
+            raise Err(error(f"{what} returned {v!r} for node {i}, not a score"))
+        out.append(n)
+    return out
 
 
 class _Instance:
@@ -323,7 +360,7 @@ def export(cls: type) -> tuple:
             if isinstance(state, Reject):
                 return t.PrepareResult_Reject(state.status)
             if isinstance(state, Narrow):
-                me.filtering = (pod, None)
+                me.filtering = (pod, state.state)
                 return t.PrepareResult_Narrow(state.names)
             me.filtering = (pod, state)
             return t.PrepareResult_Proceed()
@@ -350,6 +387,8 @@ def export(cls: type) -> tuple:
                         status = plugin.filter(pod, state, node)
                     except Exception as e:
                         status = _failed("filter", e)
+                    if status is not None and not isinstance(status, Status):
+                        status = _not_status(status)
                 if status is None or status.code == Code.SUCCESS:
                     continue
                 at = by_id.get(id(status))
@@ -377,7 +416,9 @@ def export(cls: type) -> tuple:
                 status = me.plugin.filter(pod, state, _with_pods(node, added))
             except Exception as e:
                 return _failed("filter", e)
-            return status or Status(code=Code.SUCCESS, reasons=[])
+            if status is None:
+                return Status(code=Code.SUCCESS, reasons=[])
+            return status if isinstance(status, Status) else _not_status(status)
 
     class Scorer(exports.Scorer):
         def pre_score(self, pod: t.Pod, feasible: List[int]) -> t.PreScoreResult:
@@ -385,7 +426,10 @@ def export(cls: type) -> tuple:
             if me.plugin is None:
                 return t.PreScoreResult_Error(error("pre-score called before init"))
             pod = _pod(pod)
-            nodes = [me.cluster.nodes[s] for s in feasible if s in me.cluster.nodes]
+            missing = [s for s in feasible if s not in me.cluster.nodes]
+            if missing:
+                return t.PreScoreResult_Error(error(f"node slot {missing[0]} was never synced"))
+            nodes = [me.cluster.nodes[s] for s in feasible]
             try:
                 state = me.plugin.pre_score(pod, nodes)
             except Exception as e:
@@ -406,10 +450,10 @@ def export(cls: type) -> tuple:
                 if node is None:
                     raise Err(error(f"node slot {slot} was never synced"))
                 try:
-                    out.append(int(score(pod, state, node)))
+                    out.append(score(pod, state, node))
                 except Exception as e:
                     raise Err(_failed("score", e))
-            return out
+            return _scores("score", out)
 
         def normalize_scores(self, scores: List[int]) -> List[int]:
             if me.scoring is None or me.plugin is None:
@@ -419,12 +463,12 @@ def export(cls: type) -> tuple:
             if type(me.plugin).normalize_scores is Plugin.normalize_scores:
                 return scores
             try:
-                out = [int(s) for s in me.plugin.normalize_scores(pod, state, list(scores))]
+                out = list(me.plugin.normalize_scores(pod, state, list(scores)))
             except Exception as e:
                 raise Err(_failed("normalize_scores", e))
             if len(out) != len(scores):
                 raise Err(error(f"normalize_scores returned {len(out)} scores for {len(scores)} nodes"))
-            return out
+            return _scores("normalize_scores", out)
 
     class Reserver(exports.Reserver):
         def reserve(self, pod: t.Pod, slot: int) -> t.Reservation:
@@ -435,14 +479,14 @@ def export(cls: type) -> tuple:
                 raise Err(error(f"node slot {slot} was never synced"))
             pod = _pod(pod)
             try:
-                annotations = me.plugin.reserve(pod, node)
-                writes = me.plugin.pre_bind(pod, node)
+                annotations = me.plugin.reserve(pod, node) or {}
+                writes = list(me.plugin.pre_bind(pod, node) or [])
+                labels = [t.Label(key=str(k), value=str(v)) for k, v in annotations.items()]
             except Exception as e:
                 raise Err(_failed("reserve", e))
-            return t.Reservation(
-                annotations=[t.Label(key=k, value=v) for k, v in annotations.items()],
-                writes=list(writes),
-            )
+            if not all(isinstance(w, t.ObjectWrite) for w in writes):
+                raise Err(error("pre_bind must return a list of sift.write(kind, object)"))
+            return t.Reservation(annotations=labels, writes=writes)
 
     return Predicate, Scorer, Reserver
 

@@ -153,7 +153,7 @@ fn the_python_and_javascript_sdks_pass_the_probe_cases() {
             "{script}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let version = passes_cases_at(&component, "SdkProbe", &probe.join("cases"), 7);
+        let version = passes_cases_at(&component, "SdkProbe", &probe.join("cases"), 8);
         assert_eq!(version, sift_host::contract::Version::LATEST.as_str());
     }
     let _ = std::fs::remove_dir_all(&out);

@@ -8,7 +8,6 @@
 //! 0 to the others.
 
 use crate::authoring::componentize::contract_wit;
-use crate::contract::Version;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -196,6 +195,11 @@ fn starter_source(lang: Lang, kind: Kind) -> Result<Option<(&'static str, &'stat
     })
 }
 
+/// The contract the Python and JavaScript SDKs are written against (a
+/// test checks they are): a new contract version reaches them when they
+/// are ported, not by itself.
+const SDK_CONTRACT: &str = "0.7.0";
+
 /// The Python and JavaScript SDKs, copied into the project beside the
 /// plugin: componentize-py and componentize-qjs resolve imports inside it.
 const PYTHON_SDK: Template = &[(
@@ -320,10 +324,10 @@ pub fn run(a: Options) -> Result<PathBuf> {
     match a.lang {
         // The SDK carries the latest contract.
         Lang::Rust => {}
-        // Their SDKs target the latest contract, which componentize-py
-        // and componentize-qjs bind at build time.
+        // Their SDKs' contract, which componentize-py and componentize-qjs
+        // bind at build time.
         Lang::Python | Lang::Js => {
-            write(&dir, "wit/predicate.wit", Version::LATEST.wit())?;
+            write(&dir, "wit/predicate.wit", contract_wit(SDK_CONTRACT)?)?;
         }
         // The C, Go and WAT starters are written against 0.1, which sift
         // keeps running.
@@ -470,6 +474,17 @@ fn wat_starter(name: &str, plugin: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_python_and_javascript_sdks_are_on_the_contract_their_projects_get() {
+        let [(_, python)] = PYTHON_SDK else { panic!() };
+        let [(_, js)] = JS_SDK else { panic!() };
+        assert!(js.contains(&format!("sift:predicate/log@{SDK_CONTRACT}")));
+        // The Python SDK's records are those of that contract's bindings;
+        // its docstring names the WIT it was written for.
+        assert!(python.contains(&format!("wit/{SDK_CONTRACT}")));
+        assert!(crate::contract::Version::parse(SDK_CONTRACT).is_ok());
+    }
 
     #[test]
     fn names() {

@@ -11,13 +11,15 @@ export const { predicate, scorer, reserver } = sift.exportPlugin({
   nodeFields: { labels: true },
 
   preScore(pod) {
+    // Spaces and tabs only, as the Rust reference trims.
+    const trim = (s) => s.replace(/^[ \t]+|[ \t]+$/g, "");
     const terms = [];
     for (let term of (pod.annotations["sift.io/preferred-labels"] ?? "").split(",")) {
-      term = term.trim();
+      term = trim(term);
       if (term === "") continue;
       const eq = term.indexOf("=");
       terms.push(eq < 0 ? { key: term, value: null }
-        : { key: term.slice(0, eq).trim(), value: term.slice(eq + 1).trim() });
+        : { key: trim(term.slice(0, eq)), value: trim(term.slice(eq + 1)) });
     }
     return terms.length > 0 ? terms : sift.SKIP;
   },

@@ -13,9 +13,10 @@ class LabelMatch(sift.Plugin):
     node_fields = sift.NodeFields.LABELS
 
     def pre_score(self, pod, nodes):
-        terms = [t.strip() for t in pod.annotations.get("sift.io/preferred-labels", "").split(",")]
+        # Spaces and tabs only, as the Rust reference trims.
+        terms = [t.strip(" \t") for t in pod.annotations.get("sift.io/preferred-labels", "").split(",")]
         terms = [t.partition("=") for t in terms if t]
-        return [(k.strip(), v.strip() if eq else None) for k, eq, v in terms] or sift.SKIP
+        return [(k.strip(" \t"), v.strip(" \t") if eq else None) for k, eq, v in terms] or sift.SKIP
 
     def score(self, pod, terms, node):
         matched = 0

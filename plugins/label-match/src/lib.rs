@@ -3,7 +3,9 @@
 //! A pod lists node labels it prefers in its annotation
 //! `sift.io/preferred-labels`, separated by commas: `key=value` (the node
 //! has the label with that value) or `key` (the node has the label, any
-//! value). Spaces around a term and empty terms are ignored. A node's raw
+//! value). Spaces and tabs around a term, its key and its value are
+//! ignored (only those, so that every language trims alike), and so are
+//! empty terms; a term splits at its first `=`. A node's raw
 //! score is the number of terms it matches; NormalizeScore scales them to
 //! 0..=100 as kube-scheduler's `DefaultNormalizeScore` does
 //! (`score * 100 / max`, integer division; all zero stays zero). A pod
@@ -34,14 +36,15 @@ pub struct Terms(Vec<Term>);
 
 /// The terms of an annotation value, in order.
 pub fn parse(annotation: &str) -> Vec<Term> {
+    let trim = |s: &str| s.trim_matches([' ', '\t']).to_string();
     annotation
         .split(',')
-        .map(str::trim)
+        .map(|t| t.trim_matches([' ', '\t']))
         .filter(|t| !t.is_empty())
         .map(|t| match t.split_once('=') {
             Some((k, v)) => Term {
-                key: k.trim().to_string(),
-                value: Some(v.trim().to_string()),
+                key: trim(k),
+                value: Some(trim(v)),
             },
             None => Term {
                 key: t.to_string(),
@@ -104,7 +107,7 @@ mod tests {
 
     #[test]
     fn terms_are_trimmed_and_empty_ones_dropped() {
-        let t = parse(" zone = a ,, gpu ,");
+        let t = parse(" zone = a ,,\tgpu ,");
         let got: Vec<(&str, Option<&str>)> = t
             .iter()
             .map(|t| (t.key.as_str(), t.value.as_deref()))

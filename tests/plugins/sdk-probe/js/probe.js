@@ -32,6 +32,7 @@ export const { predicate, scorer, reserver } = sift.exportPlugin({
     const what = node.labels["probe"];
     if (what === "deny") return DENIED;
     if (what === "explode") throw new ValueError("boom");
+    if (what === "skip") return sift.SKIP; // a mistake: SKIP is for prepare and preScore
     if (maxPods && node.podCount >= maxPods) return sift.unschedulable(`node(s) had ${node.podCount} pods`);
     if (pod.labels["probe"] === "once"
         && node.podAnnotations.some((p) => p.annotations.some((a) => a.key === RESERVED))) {

@@ -30,6 +30,8 @@ class SdkProbe(sift.Plugin):
             return DENIED
         if what == "explode":
             raise ValueError("boom")
+        if what == "skip":
+            return sift.SKIP  # a mistake: SKIP is for prepare and pre_score
         if max_pods and node.pod_count >= max_pods:
             return sift.unschedulable(f"node(s) had {node.pod_count} pods")
         if pod.labels.get("probe") == "once" and any(
