@@ -249,7 +249,12 @@ def main():
                  if (m, n) == ("wasi_snapshot_preview1", "fd_write")]
     if not fd_writes:
         raise SystemExit("patch_core: no import wasi_snapshot_preview1 fd_write")
-    log_idx = import_index(imports, "sift:predicate/log@0.1.0", "log")
+    # The log import of whichever contract the SDK is written for.
+    logs = [i for i, (m, n, _) in enumerate(imports)
+            if m.startswith("sift:predicate/log@") and n == "log"]
+    if len(logs) != 1:
+        raise SystemExit("patch_core: no import sift:predicate/log@<version> log")
+    log_idx = logs[0]
     fd_write_type = imports[fd_writes[0]][2]
     poll_idx = import_index(imports, "wasi_snapshot_preview1", "poll_oneoff")
     poll_type = imports[poll_idx][2]

@@ -475,7 +475,12 @@ fn new_projects_build_and_pass_their_starter_case() {
     let projects = ["wat", "c", "go", "js", "python", "rust"]
         .map(|l| (l, "filter"))
         .into_iter()
-        .chain([("js", "score"), ("python", "score"), ("rust", "score")]);
+        .chain([
+            ("go", "score"),
+            ("js", "score"),
+            ("python", "score"),
+            ("rust", "score"),
+        ]);
     for (lang, kind) in projects {
         let name = format!("check-{lang}-{kind}");
         let dir = base.join(&name);
@@ -526,11 +531,11 @@ fn new_projects_build_and_pass_their_starter_case() {
     assert!(!o.status.success());
     assert!(text(&o).1.contains("not empty"), "{:?}", text(&o));
     // A starter that does not exist yet is named, and nothing is written.
-    let dir = base.join("go-score");
+    let dir = base.join("c-score");
     let o = sift(&[
         "new",
         "--lang",
-        "go",
+        "c",
         "--kind",
         "score",
         "x",
@@ -539,7 +544,7 @@ fn new_projects_build_and_pass_their_starter_case() {
     ]);
     assert!(!o.status.success());
     assert!(
-        text(&o).1.contains("--kind score is not available for Go"),
+        text(&o).1.contains("--kind score is not available for C"),
         "{:?}",
         text(&o)
     );

@@ -170,7 +170,7 @@ const JS: Template = template!(
 );
 
 /// The starter's source file (path, template), by language and kind;
-/// `None` for WAT's, which `wat_starter` writes. Go, C and WAT have no
+/// `None` for WAT's, which `wat_starter` writes. C and WAT have no
 /// scorer yet: their starters are on contract 0.1, before scores.
 fn starter_source(lang: Lang, kind: Kind) -> Result<Option<(&'static str, &'static str)>> {
     macro_rules! file {
@@ -187,15 +187,16 @@ fn starter_source(lang: Lang, kind: Kind) -> Result<Option<(&'static str, &'stat
         (Lang::Js, Kind::Score) => file!("plugin.js", "js/plugin_score.js"),
         (Lang::C, Kind::Filter) => file!("plugin.c", "c/plugin.c"),
         (Lang::Go, Kind::Filter) => file!("main.go", "go/main.go"),
+        (Lang::Go, Kind::Score) => file!("main.go", "go/main_score.go"),
         (Lang::Wat, Kind::Filter) => None,
-        (Lang::C | Lang::Go | Lang::Wat, Kind::Score) => bail!(
+        (Lang::C | Lang::Wat, Kind::Score) => bail!(
             "--kind score is not available for {lang:?} yet: its starter is on contract 0.1, \
-             before scores (rust, python and js have score starters)"
+             before scores (rust, go, python and js have score starters)"
         ),
     })
 }
 
-/// The contract the Python and JavaScript SDKs are written against (a
+/// The contract the Python, JavaScript and Go SDKs are written against (a
 /// test checks they are): a new contract version reaches them when they
 /// are ported, not by itself.
 const SDK_CONTRACT: &str = "0.7.0";
@@ -234,8 +235,16 @@ const GO_SDK: Template = &[
         include_str!("../../../plugin-sdk/go/sift/doc.go"),
     ),
     (
-        "sdk/sift/register.go",
-        include_str!("../../../plugin-sdk/go/sift/register.go"),
+        "sdk/sift/cluster.go",
+        include_str!("../../../plugin-sdk/go/sift/cluster.go"),
+    ),
+    (
+        "sdk/sift/exports.go",
+        include_str!("../../../plugin-sdk/go/sift/exports.go"),
+    ),
+    (
+        "sdk/sift/plugin.go",
+        include_str!("../../../plugin-sdk/go/sift/plugin.go"),
     ),
     (
         "sdk/sift/types.go",
@@ -325,13 +334,13 @@ pub fn run(a: Options) -> Result<PathBuf> {
         // The SDK carries the latest contract.
         Lang::Rust => {}
         // Their SDKs' contract, which componentize-py and componentize-qjs
-        // bind at build time.
-        Lang::Python | Lang::Js => {
+        // bind at build time, and Go's SDK is written out for.
+        Lang::Python | Lang::Js | Lang::Go => {
             write(&dir, "wit/predicate.wit", contract_wit(SDK_CONTRACT)?)?;
         }
-        // The C, Go and WAT starters are written against 0.1, which sift
+        // The C and WAT starters are written against 0.1, which sift
         // keeps running.
-        Lang::C | Lang::Go | Lang::Wat => {
+        Lang::C | Lang::Wat => {
             write(&dir, "wit/predicate.wit", contract_wit("0.1.0")?)?;
         }
     }
@@ -476,10 +485,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_python_and_javascript_sdks_are_on_the_contract_their_projects_get() {
+    fn the_sdks_are_on_the_contract_their_projects_get() {
         let [(_, python)] = PYTHON_SDK else { panic!() };
         let [(_, js)] = JS_SDK else { panic!() };
         assert!(js.contains(&format!("sift:predicate/log@{SDK_CONTRACT}")));
+        let (_, go) = GO_SDK
+            .iter()
+            .find(|(file, _)| file.ends_with("exports.go"))
+            .unwrap();
+        assert!(go.contains(&format!("sift:predicate/log@{SDK_CONTRACT} log")));
+        assert!(go.contains(&format!("sift:predicate/predicate@{SDK_CONTRACT}#filter")));
         // The Python SDK's records are those of that contract's bindings;
         // its docstring names the WIT it was written for.
         assert!(python.contains(&format!("wit/{SDK_CONTRACT}")));

@@ -3,16 +3,14 @@
 package sift
 
 import (
-	"strconv"
 	"unsafe"
 	_ "unsafe" // go:linkname
 )
 
-// The canonical ABI (32-bit memory) of sift:predicate@0.1.0, by hand.
-// Layouts are those of docs/plugin-authors.md and of
-// plugins/examples/gpu-model-wat/gpu_model.wat.
-
-const iface = "sift:predicate/predicate@0.1.0#"
+// The canonical ABI (32-bit memory) of sift:predicate@0.7.0, by hand: how
+// arguments are read out of linear memory and results written into it.
+// Offsets and sizes are the contract's layouts (docs/plugin-authors.md
+// shows how they are computed; pod 280 bytes, node 200, node-entry 208).
 
 // ---------------------------------------------------------------------------
 // Memory the host writes arguments into.
@@ -154,8 +152,20 @@ func put32(base unsafe.Pointer, off uintptr, v uint32) {
 	*(*uint32)(unsafe.Add(base, off)) = v
 }
 
+func put16(base unsafe.Pointer, off uintptr, v uint16) {
+	*(*uint16)(unsafe.Add(base, off)) = v
+}
+
 func put8(base unsafe.Pointer, off uintptr, v uint8) {
 	*(*uint8)(unsafe.Add(base, off)) = v
+}
+
+func putBool(base unsafe.Pointer, off uintptr, v bool) {
+	if v {
+		put8(base, off, 1)
+	} else {
+		put8(base, off, 0)
+	}
 }
 
 // addr is the linear-memory address of p (memory is 32-bit).
@@ -189,22 +199,48 @@ func stringList(ss []string) (uint32, uint32) {
 	return addr(unsafe.Pointer(&words[0])), uint32(len(ss))
 }
 
+// putStringList stores list<string> (ptr, len) at base+off.
+func putStringList(base unsafe.Pointer, off uintptr, ss []string) {
+	p, n := stringList(ss)
+	put32(base, off, p)
+	put32(base, off+4, n)
+}
+
 // putStatus stores a status record (code u8 at 0, reasons at 4) at base+off.
 func putStatus(base unsafe.Pointer, off uintptr, s *Status) {
 	put8(base, off, uint8(s.Code))
-	p, n := stringList(s.Reasons)
-	put32(base, off+4, p)
-	put32(base, off+8, n)
+	putStringList(base, off+4, s.Reasons)
+}
+
+// putPairs stores a list of (string, string) records (label, object-write:
+// 16 bytes each) at base+off.
+func putPairs(base unsafe.Pointer, off uintptr, pairs [][2]string) {
+	if len(pairs) == 0 {
+		put32(base, off, 4)
+		put32(base, off+4, 0)
+		return
+	}
+	words := make([]uint32, 4*len(pairs))
+	results = append(results, words)
+	for i, kv := range pairs {
+		words[4*i], words[4*i+1] = strAddr(kv[0]), uint32(len(kv[0]))
+		words[4*i+2], words[4*i+3] = strAddr(kv[1]), uint32(len(kv[1]))
+	}
+	put32(base, off, addr(unsafe.Pointer(&words[0])))
+	put32(base, off+4, uint32(len(pairs)))
 }
 
 // ---------------------------------------------------------------------------
-// Reading arguments out of linear memory.
+// Reading arguments out of linear memory. Every decoder copies what it
+// keeps: the arena the arguments live in is rewound when the export
+// returns.
 
 func at(p uint32) unsafe.Pointer { return unsafe.Pointer(uintptr(p)) }
 
 func ld8(p uint32) uint8   { return *(*uint8)(at(p)) }
 func ld32(p uint32) uint32 { return *(*uint32)(at(p)) }
 func ld64(p uint32) int64  { return *(*int64)(at(p)) }
+func ldBool(p uint32) bool { return ld8(p) != 0 }
 
 // str copies the string whose (ptr, len) is at p.
 func str(p uint32) string {
@@ -228,60 +264,161 @@ func list[T any](p uint32, size uint32, elem func(uint32) T) []T {
 	return out
 }
 
-func label(p uint32) Label { return Label{Key: str(p), Value: str(p + 8)} }
-
-func strings(p uint32) []string { return list(p, 8, str) }
-
-func resourceAmount(p uint32) ResourceAmount {
-	return ResourceAmount{Name: str(p), Amount: ld64(p + 8)}
+// labels decodes a list<label> (16 bytes each) into a map; nil when empty.
+func labels(p uint32) map[string]string {
+	base, n := ld32(p), ld32(p+4)
+	if n == 0 {
+		return nil
+	}
+	m := make(map[string]string, n)
+	for i := uint32(0); i < n; i++ {
+		e := base + i*16
+		m[str(e)] = str(e + 8)
+	}
+	return m
 }
 
+func strs(p uint32) []string { return list(p, 8, str) }
+
+// optional decodes an option<T> whose discriminant is at p and payload at
+// p+off; nil when none.
+func optional[T any](p, off uint32, elem func(uint32) T) *T {
+	if ld8(p) == 0 {
+		return nil
+	}
+	v := elem(p + off)
+	return &v
+}
+
+func ldS32(p uint32) int32 { return int32(ld32(p)) }
+
 func resources(p uint32) Resources {
-	return Resources{
+	r := Resources{
 		MilliCPU:         ld64(p),
 		Memory:           ld64(p + 8),
 		EphemeralStorage: ld64(p + 16),
 		AllowedPodNumber: ld64(p + 24),
-		Scalar:           list(p+32, 16, resourceAmount),
 	}
+	if base, n := ld32(p+32), ld32(p+36); n > 0 {
+		r.Scalar = make(map[string]int64, n)
+		for i := uint32(0); i < n; i++ {
+			e := base + i*16
+			r.Scalar[str(e)] += ld64(e + 8)
+		}
+	}
+	return r
 }
+
+func nonZero(p uint32) NonZero { return NonZero{MilliCPU: ld64(p), Memory: ld64(p + 8)} }
 
 func taint(p uint32) Taint { return Taint{Key: str(p), Value: str(p + 8), Effect: str(p + 16)} }
 
 func toleration(p uint32) Toleration {
 	t := Toleration{Key: str(p), Operator: str(p + 8), Value: str(p + 16), Effect: str(p + 24)}
-	if ld8(p+32) != 0 {
-		s := ld64(p + 40)
-		t.TolerationSeconds = &s
-	}
+	t.TolerationSeconds = optional(p+32, 8, ld64)
 	return t
 }
 
 func hostPort(p uint32) HostPort {
-	return HostPort{Port: int32(ld32(p)), Protocol: str(p + 4), HostIP: str(p + 12)}
+	return HostPort{Port: ldS32(p), Protocol: str(p + 4), HostIP: str(p + 12)}
 }
 
 func requirement(p uint32) SelectorRequirement {
-	return SelectorRequirement{Key: str(p), Operator: str(p + 8), Values: strings(p + 16)}
+	return SelectorRequirement{Key: str(p), Operator: str(p + 8), Values: strs(p + 16)}
 }
 
 func term(p uint32) SelectorTerm {
 	return SelectorTerm{MatchExpressions: list(p, 24, requirement), MatchFields: list(p+8, 24, requirement)}
 }
 
-func pod(p uint32) Pod {
-	pd := Pod{
-		Name:         str(p),
-		Namespace:    str(p + 8),
-		UID:          str(p + 16),
-		Labels:       list(p+24, 16, label),
-		NodeName:     str(p + 32),
-		NodeSelector: list(p+40, 16, label),
-		Tolerations:  list(p+60, 48, toleration),
-		HostPorts:    list(p+68, 20, hostPort),
-		Requests:     resources(p + 80),
+func labelSelector(p uint32) LabelSelector {
+	return LabelSelector{MatchLabels: labels(p), MatchExpressions: list(p+8, 24, requirement)}
+}
+
+func ownerReference(p uint32) OwnerReference {
+	return OwnerReference{Kind: str(p), Name: str(p + 8), Controller: ldBool(p + 16), APIVersion: str(p + 20)}
+}
+
+func spreadConstraint(p uint32) TopologySpreadConstraint {
+	return TopologySpreadConstraint{
+		MaxSkew:            ldS32(p),
+		TopologyKey:        str(p + 4),
+		WhenUnsatisfiable:  str(p + 12),
+		LabelSelector:      optional(p+20, 4, labelSelector),
+		MinDomains:         optional(p+40, 4, ldS32),
+		NodeAffinityPolicy: optional(p+48, 4, str),
+		NodeTaintsPolicy:   optional(p+60, 4, str),
+		MatchLabelKeys:     strs(p + 72),
 	}
-	if ld8(p+48) != 0 {
+}
+
+func affinityTerm(p uint32) PodAffinityTerm {
+	return PodAffinityTerm{
+		LabelSelector:     optional(p, 4, labelSelector),
+		Namespaces:        strs(p + 20),
+		NamespaceSelector: optional(p+28, 4, labelSelector),
+		TopologyKey:       str(p + 48),
+		MatchLabelKeys:    strs(p + 56),
+		MismatchLabelKeys: strs(p + 64),
+	}
+}
+
+func weightedTerm(p uint32) WeightedSelectorTerm {
+	return WeightedSelectorTerm{Weight: ldS32(p), Preference: term(p + 4)}
+}
+
+func weightedAffinityTerm(p uint32) WeightedPodAffinityTerm {
+	return WeightedPodAffinityTerm{Weight: ldS32(p), Term: affinityTerm(p + 4)}
+}
+
+func containerImage(p uint32) ContainerImage {
+	return ContainerImage{Names: strs(p), SizeBytes: ld64(p + 8)}
+}
+
+func volume(p uint32) Volume {
+	return Volume{Name: str(p), ClaimName: str(p + 8), Ephemeral: ldBool(p + 16), Object: str(p + 20)}
+}
+
+func podVolumes(p uint32) PodVolumes { return PodVolumes{Pod: str(p), Volumes: list(p+8, 28, volume)} }
+
+func podAnnotations(p uint32) PodAnnotations {
+	return PodAnnotations{Pod: str(p), Annotations: labels(p + 8)}
+}
+
+func nodeCondition(p uint32) NodeCondition { return NodeCondition{Type: str(p), Status: str(p + 8)} }
+
+// pod decodes a pod record (280 bytes).
+func pod(p uint32) *Pod {
+	pd := &Pod{
+		Name:                      str(p),
+		Namespace:                 str(p + 8),
+		UID:                       str(p + 16),
+		Labels:                    labels(p + 24),
+		NodeName:                  str(p + 32),
+		NodeSelector:              labels(p + 40),
+		Tolerations:               list(p+60, 48, toleration),
+		HostPorts:                 list(p+68, 20, hostPort),
+		Requests:                  resources(p + 80),
+		NonZeroRequests:           nonZero(p + 120),
+		Annotations:               labels(p + 136),
+		OwnerReferences:           list(p+144, 28, ownerReference),
+		Priority:                  ldS32(p + 152),
+		PriorityClassName:         str(p + 156),
+		SchedulerName:             str(p + 164),
+		NominatedNodeName:         str(p + 172),
+		Terminating:               ldBool(p + 180),
+		TopologySpreadConstraints: list(p+184, 80, spreadConstraint),
+		PodAffinity:               list(p+192, 72, affinityTerm),
+		PodAntiAffinity:           list(p+200, 72, affinityTerm),
+		PreferredNodeAffinity:     list(p+208, 20, weightedTerm),
+		PreferredPodAffinity:      list(p+216, 76, weightedAffinityTerm),
+		PreferredPodAntiAffinity:  list(p+224, 76, weightedAffinityTerm),
+		Images:                    strs(p + 232),
+		WorkloadSelector:          optional(p+240, 4, labelSelector),
+		Volumes:                   list(p+260, 28, volume),
+		Object:                    str(p + 268),
+	}
+	if ldBool(p + 48) {
 		pd.RequiredNodeAffinity = list(p+52, 16, term)
 		if pd.RequiredNodeAffinity == nil {
 			pd.RequiredNodeAffinity = []SelectorTerm{}
@@ -290,20 +427,43 @@ func pod(p uint32) Pod {
 	return pd
 }
 
-func node(p uint32) Node {
-	return Node{
-		Name:          str(p),
-		Labels:        list(p+8, 16, label),
-		Taints:        list(p+16, 24, taint),
-		Unschedulable: ld8(p+24) != 0,
-		Allocatable:   resources(p + 32),
-		Requested:     resources(p + 72),
-		PodCount:      ld32(p + 112),
-		UsedPorts:     list(p+116, 20, hostPort),
+// node decodes a node record (200 bytes).
+func node(p uint32) *Node {
+	return &Node{
+		Name:             str(p),
+		Labels:           labels(p + 8),
+		Taints:           list(p+16, 24, taint),
+		Unschedulable:    ldBool(p + 24),
+		Allocatable:      resources(p + 32),
+		Requested:        resources(p + 72),
+		NonZeroRequested: nonZero(p + 112),
+		PodCount:         ld32(p + 128),
+		UsedPorts:        list(p+132, 20, hostPort),
+		Annotations:      labels(p + 140),
+		Conditions:       list(p+148, 16, nodeCondition),
+		Object:           str(p + 156),
+		PodAnnotations:   list(p+164, 16, podAnnotations),
+		Images:           list(p+172, 16, containerImage),
+		Volumes:          list(p+180, 16, podVolumes),
+		DeclaredFeatures: strs(p + 188),
 	}
 }
 
-func nodeEntry(p uint32) NodeEntry { return NodeEntry{Slot: ld32(p), Node: node(p + 8)} }
+// podGroup decodes a pod-group record (64 bytes).
+func podGroup(p uint32) *PodGroup {
+	return &PodGroup{
+		ID:                    uint64(ld64(p)),
+		Namespace:             str(p + 8),
+		Labels:                labels(p + 16),
+		AntiAffinity:          list(p+24, 72, affinityTerm),
+		Terminating:           ldBool(p + 32),
+		Affinity:              list(p+36, 72, affinityTerm),
+		PreferredAffinity:     list(p+44, 76, weightedAffinityTerm),
+		PreferredAntiAffinity: list(p+52, 76, weightedAffinityTerm),
+	}
+}
+
+func groupCount(p uint32) GroupCount { return GroupCount{Group: uint64(ld64(p)), Count: ld32(p + 8)} }
 
 // u32s is a view (no copy) of a list<u32> argument: valid until the export
 // returns, when the arena is rewound.
@@ -313,184 +473,3 @@ func u32s(p unsafe.Pointer, n uint32) []uint32 {
 	}
 	return unsafe.Slice((*uint32)(p), n)
 }
-
-// ---------------------------------------------------------------------------
-// The exports of sift:predicate/predicate@0.1.0.
-
-// begin starts an export call: the previous call's results are released.
-func begin() {
-	if plugin == nil {
-		panic("sift: no predicate registered: call sift.Register in an init function")
-	}
-	results = results[:0:0]
-}
-
-// end rewinds the argument arena once the call has read its arguments.
-func end() { args.reset() }
-
-// describe: func() -> plugin-info { name: string, node-fields: flags (u8) }
-//
-//go:wasmexport sift:predicate/predicate@0.1.0#describe
-func exportDescribe() unsafe.Pointer {
-	begin()
-	defer end()
-	info := plugin.Describe()
-	if used, size := AdapterMemoryUsed(); used > 0 {
-		Log(Debug, "the WASI adapter uses "+strconv.Itoa(used)+" of the "+strconv.Itoa(size)+" bytes set aside for it")
-	}
-	r := retPtr()
-	putString(r, 0, info.Name)
-	put8(r, 8, uint8(info.NodeFields))
-	return r
-}
-
-// init: func(args: string) -> result<_, string>
-//
-//go:wasmexport sift:predicate/predicate@0.1.0#init
-func exportInit(p unsafe.Pointer, n uint32) unsafe.Pointer {
-	begin()
-	defer end()
-	config := string(unsafe.Slice((*byte)(p), n))
-	err := callInit(config)
-	r := retPtr()
-	if err == nil {
-		put8(r, 0, 0)
-	} else {
-		put8(r, 0, 1)
-		putString(r, 4, err.Error())
-	}
-	return r
-}
-
-func callInit(config string) (err error) {
-	defer func() {
-		if v := recover(); v != nil {
-			err = panicError("Init", v)
-		}
-	}()
-	return plugin.Init(config)
-}
-
-// sync-nodes: func(upserts: list<node-entry>, removals: list<u32>)
-//
-//go:wasmexport sift:predicate/predicate@0.1.0#sync-nodes
-func exportSyncNodes(up unsafe.Pointer, nup uint32, rm unsafe.Pointer, nrm uint32) {
-	begin()
-	defer end()
-	var upserts []NodeEntry
-	if nup > 0 {
-		upserts = make([]NodeEntry, nup)
-		for i := range upserts {
-			upserts[i] = nodeEntry(addr(up) + uint32(i)*136)
-		}
-	}
-	plugin.SyncNodes(upserts, u32s(rm, nrm))
-}
-
-// prepare: func(pod: pod) -> prepare-result. The pod (120 bytes) is passed
-// by pointer; the result is a variant: case u8 at 0, payload at 4.
-//
-//go:wasmexport sift:predicate/predicate@0.1.0#prepare
-func exportPrepare(p unsafe.Pointer) unsafe.Pointer {
-	begin()
-	defer end()
-	pd := pod(addr(p))
-	res := callPrepare(&pd)
-	r := retPtr()
-	put8(r, 0, uint8(res.kind))
-	switch res.kind {
-	case kindReject:
-		putStatus(r, 4, &res.status)
-	case kindNarrow:
-		ptr, n := stringList(res.names)
-		put32(r, 4, ptr)
-		put32(r, 8, n)
-	}
-	return r
-}
-
-func callPrepare(pd *Pod) (res PrepareResult) {
-	defer func() {
-		if v := recover(); v != nil {
-			res = Reject(Status{Code: Error, Reasons: []string{panicMessage("Prepare", v)}})
-		}
-	}()
-	return plugin.Prepare(pd)
-}
-
-// filter: func(slots: list<u32>) -> verdicts { statuses: list<status>
-// (12 bytes each), rejections: list<tuple<u32, u32>> }
-//
-//go:wasmexport sift:predicate/predicate@0.1.0#filter
-func exportFilter(p unsafe.Pointer, n uint32) unsafe.Pointer {
-	begin()
-	defer end()
-	v := callFilter(u32s(p, n))
-	r := retPtr()
-	if len(v.Statuses) == 0 {
-		put32(r, 0, 4)
-		put32(r, 4, 0)
-	} else {
-		words := make([]uint32, 3*len(v.Statuses))
-		results = append(results, words)
-		base := unsafe.Pointer(&words[0])
-		for i := range v.Statuses {
-			putStatus(base, uintptr(i)*12, &v.Statuses[i])
-		}
-		put32(r, 0, addr(base))
-		put32(r, 4, uint32(len(v.Statuses)))
-	}
-	if len(v.Rejections) == 0 {
-		put32(r, 8, 4)
-		put32(r, 12, 0)
-	} else {
-		results = append(results, v.Rejections)
-		put32(r, 8, addr(unsafe.Pointer(&v.Rejections[0])))
-		put32(r, 12, uint32(len(v.Rejections)))
-	}
-	return r
-}
-
-func callFilter(slots []uint32) (v Verdicts) {
-	defer func() {
-		if x := recover(); x != nil {
-			msg := panicMessage("Filter", x)
-			v = Verdicts{Statuses: []Status{{Code: Error, Reasons: []string{msg}}}}
-			for i := range slots {
-				v.Rejections = append(v.Rejections, Rejection{Index: uint32(i), Status: 0})
-			}
-		}
-	}()
-	return plugin.Filter(slots)
-}
-
-// ---------------------------------------------------------------------------
-// The import: sift:predicate/log@0.1.0 log(level: level, message: string).
-
-//go:wasmimport sift:predicate/log@0.1.0 log
-func logImport(level uint32, message string)
-
-// Log writes a line into the host's log, tagged with the plugin's name.
-func Log(level Level, message string) { logImport(uint32(level), message) }
-
-// panicMessage describes a recovered panic without package fmt, which a
-// plugin that does not use it should not pay for (about 0.7 MiB).
-func panicMessage(where string, v any) string {
-	msg := "panic in " + where + ": "
-	switch x := v.(type) {
-	case error:
-		return msg + x.Error()
-	case string:
-		return msg + x
-	case interface{ String() string }:
-		return msg + x.String()
-	default:
-		return msg + "(a value of a type that is neither string nor error)"
-	}
-}
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
-func panicError(where string, v any) error { return errorString(panicMessage(where, v)) }

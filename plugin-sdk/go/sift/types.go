@@ -1,34 +1,40 @@
 package sift
 
-// The contract's types (interface sift:predicate/types@0.1.0), as Go values.
-// Values handed to a Predicate own their memory (strings are copied out of
-// the call's argument memory) unless a doc comment says otherwise.
+// The contract's types (interface sift:predicate/types@0.7.0) as Go values.
+// Every value handed to a plugin owns its memory: strings are copied out of
+// the call's argument memory, so a plugin may keep anything it is given.
+// Labels, annotations and node selectors are maps.
 
 // Code is kube-scheduler's status code (enum code).
 type Code uint8
 
 const (
-	// Success: the node passes.
-	Success Code = iota
-	// Error: something went wrong inside the plugin (not a verdict on the node).
-	Error
-	// Unschedulable: the node does not fit now, but could after preemption.
-	Unschedulable
-	// UnschedulableAndUnresolvable: the node does not fit and preemption would not help.
-	UnschedulableAndUnresolvable
-	// Skip: only from Prepare (use the Skip() result instead).
-	SkipCode
+	// CodeSuccess: the node passes.
+	CodeSuccess Code = iota
+	// CodeError: something went wrong inside the plugin (not a verdict on
+	// the node); the host aborts the cycle, as kube-scheduler does.
+	CodeError
+	// CodeUnschedulable: the node does not fit now, but could after
+	// preemption.
+	CodeUnschedulable
+	// CodeUnresolvable (UnschedulableAndUnresolvable): the node does not
+	// fit and preemption would not help.
+	CodeUnresolvable
+	// CodeSkip: only the host uses it; return Skip() from Prepare.
+	CodeSkip
 )
 
-// Status is a verdict with its human-readable reasons.
+// Status is a verdict with its human-readable reasons. A nil *Status is
+// success. Build a status once (a package variable) when its text does not
+// depend on the node: the SDK then sends it once per batch.
 type Status struct {
 	Code    Code
 	Reasons []string
 }
 
-// NodeFields says which node fields a plugin reads (flags node-fields).
-// Fields not asked for arrive empty in SyncNodes.
-type NodeFields uint8
+// NodeFields says which node fields a plugin reads (flags node-fields):
+// the host sends no others, so asking for less makes syncing cheaper.
+type NodeFields uint16
 
 const (
 	FieldLabels NodeFields = 1 << iota
@@ -36,175 +42,261 @@ const (
 	FieldUnschedulable
 	FieldResources
 	FieldPorts
+	FieldAnnotations
+	FieldConditions
+	// FieldObject: the whole Node as JSON (Node.Object); costly.
+	FieldObject
+	// FieldImages: the images the node holds; costly.
+	FieldImages
+	// FieldVolumes: the volumes of the pods bound to the node; costly.
+	FieldVolumes
+	// FieldDeclaredFeatures: status.declaredFeatures.
+	FieldDeclaredFeatures
 )
 
-// PluginInfo is what Describe returns.
-type PluginInfo struct {
-	// The plugin's name as configs and statuses name it, e.g. "GpuModel".
-	Name       string
+// AllNodeFields is every field but the costly ones (object, images,
+// volumes, declared features): what Info.NodeFields zero means, as the
+// Rust SDK's default.
+const AllNodeFields = FieldLabels | FieldTaints | FieldUnschedulable | FieldResources |
+	FieldPorts | FieldAnnotations | FieldConditions
+
+// ExtensionPoints says what a plugin implements (flags extension-points).
+type ExtensionPoints uint8
+
+const (
+	Filter ExtensionPoints = 1 << iota
+	Score
+	Reserve
+)
+
+// Info says who a plugin is and what the host should send it.
+type Info struct {
+	// Name is the name in configuration, statuses and messages; required.
+	Name string
+	// ExtensionPoints: zero means Filter.
+	ExtensionPoints ExtensionPoints
+	// NodeFields: zero means AllNodeFields.
 	NodeFields NodeFields
+	// Cluster: the host syncs pod groups, placements and namespaces
+	// (Cluster()), for plugins that look at the pods already placed.
+	Cluster bool
+	// PodObject: the host sends the whole Pod as JSON in Pod.Object.
+	PodObject bool
+	// PodAnnotationKeys: the annotations of bound pods the plugin reads
+	// (Node.PodAnnotations).
+	PodAnnotationKeys []string
+	// ObjectKinds: the kinds of cluster objects the plugin reads
+	// (Cluster().Object), e.g. "PersistentVolumeClaim".
+	ObjectKinds []string
 }
 
-// ResourceAmount is one amount in kube-scheduler's integer unit for it.
+// ResourceAmount is one extended resource of a Resources.
 type ResourceAmount struct {
 	Name   string
 	Amount int64
 }
 
-// Resources as kube-scheduler's framework.Resource holds them.
+// Resources are quantities in kube-scheduler's units: milli-CPU, bytes,
+// pods; Scalar holds the extended resources (e.g. nvidia.com/gpu).
 type Resources struct {
 	MilliCPU         int64
 	Memory           int64
 	EphemeralStorage int64
 	AllowedPodNumber int64
-	// Extended resources, hugepages-*, attachable-volumes-*, sorted by name.
-	Scalar []ResourceAmount
+	Scalar           map[string]int64
 }
 
-// Label is a key and a value (labels and node selectors).
-type Label struct {
-	Key   string
-	Value string
+// NonZero is kube-scheduler's non-zero request (defaults for pods that
+// request nothing).
+type NonZero struct {
+	MilliCPU int64
+	Memory   int64
 }
 
-// Taint of a node; Effect is NoSchedule, PreferNoSchedule or NoExecute.
 type Taint struct {
 	Key    string
 	Value  string
 	Effect string
 }
 
-// Toleration as written in the pod spec (empty strings where unset).
 type Toleration struct {
 	Key      string
 	Operator string
 	Value    string
 	Effect   string
-	// nil when unset.
+	// TolerationSeconds is nil when unset.
 	TolerationSeconds *int64
 }
 
-// HostPort a container asks for, or one in use on a node.
 type HostPort struct {
 	Port     int32
 	Protocol string
 	HostIP   string
 }
 
-// SelectorRequirement of a node selector term, operator kept as written.
 type SelectorRequirement struct {
 	Key      string
 	Operator string
 	Values   []string
 }
 
-// SelectorTerm: requirements ANDed; the terms of a selector are ORed.
+// SelectorTerm is a node selector term.
 type SelectorTerm struct {
 	MatchExpressions []SelectorRequirement
 	MatchFields      []SelectorRequirement
 }
 
-// Pod is the pod to place.
+type LabelSelector struct {
+	MatchLabels      map[string]string
+	MatchExpressions []SelectorRequirement
+}
+
+type OwnerReference struct {
+	Kind       string
+	Name       string
+	Controller bool
+	APIVersion string
+}
+
+type TopologySpreadConstraint struct {
+	MaxSkew            int32
+	TopologyKey        string
+	WhenUnsatisfiable  string
+	LabelSelector      *LabelSelector
+	MinDomains         *int32
+	NodeAffinityPolicy *string
+	NodeTaintsPolicy   *string
+	MatchLabelKeys     []string
+}
+
+type PodAffinityTerm struct {
+	LabelSelector     *LabelSelector
+	Namespaces        []string
+	NamespaceSelector *LabelSelector
+	TopologyKey       string
+	MatchLabelKeys    []string
+	MismatchLabelKeys []string
+}
+
+type WeightedSelectorTerm struct {
+	Weight     int32
+	Preference SelectorTerm
+}
+
+type WeightedPodAffinityTerm struct {
+	Weight int32
+	Term   PodAffinityTerm
+}
+
+type ContainerImage struct {
+	Names     []string
+	SizeBytes int64
+}
+
+type Volume struct {
+	Name      string
+	ClaimName string
+	Ephemeral bool
+	// Object is the volume source as JSON.
+	Object string
+}
+
+type PodVolumes struct {
+	Pod     string
+	Volumes []Volume
+}
+
+// ObjectWrite is an object PreBind writes (kind and the whole object as
+// JSON), as the WIT's object-write says.
+type ObjectWrite struct {
+	Kind   string
+	Object string
+}
+
+// Pod is the pod being scheduled.
 type Pod struct {
 	Name         string
 	Namespace    string
 	UID          string
-	Labels       []Label
+	Labels       map[string]string
 	NodeName     string
-	NodeSelector []Label
-	// Required node affinity terms; nil when the pod has none (distinct
-	// from a non-nil, empty slice: zero terms).
-	RequiredNodeAffinity []SelectorTerm
-	Tolerations          []Toleration
-	HostPorts            []HostPort
-	Requests             Resources
+	NodeSelector map[string]string
+	// RequiredNodeAffinity is nil when the pod has none, and a non-nil
+	// (possibly empty) slice when it has one.
+	RequiredNodeAffinity      []SelectorTerm
+	Tolerations               []Toleration
+	HostPorts                 []HostPort
+	Requests                  Resources
+	NonZeroRequests           NonZero
+	Annotations               map[string]string
+	OwnerReferences           []OwnerReference
+	Priority                  int32
+	PriorityClassName         string
+	SchedulerName             string
+	NominatedNodeName         string
+	Terminating               bool
+	TopologySpreadConstraints []TopologySpreadConstraint
+	PodAffinity               []PodAffinityTerm
+	PodAntiAffinity           []PodAffinityTerm
+	PreferredNodeAffinity     []WeightedSelectorTerm
+	PreferredPodAffinity      []WeightedPodAffinityTerm
+	PreferredPodAntiAffinity  []WeightedPodAffinityTerm
+	Images                    []string
+	WorkloadSelector          *LabelSelector
+	Volumes                   []Volume
+	// Object is the whole Pod as JSON when Info.PodObject is set.
+	Object string
 }
 
-// Label returns the value of the pod label key and whether it is set.
-func (p *Pod) Label(key string) (string, bool) { return findLabel(p.Labels, key) }
+type NodeCondition struct {
+	Type   string
+	Status string
+}
 
-// Node is a node with what the pods bound to it use. Only the fields the
-// plugin asked for in Describe are filled; the name always is.
+// PodAnnotations are the annotations (of Info.PodAnnotationKeys) of one
+// pod bound to a node.
+type PodAnnotations struct {
+	Pod         string
+	Annotations map[string]string
+}
+
+// Node is a node as the host synced it: only the fields of
+// Info.NodeFields are filled in.
 type Node struct {
-	Name          string
-	Labels        []Label
-	Taints        []Taint
-	Unschedulable bool
-	Allocatable   Resources
-	Requested     Resources
-	PodCount      uint32
-	UsedPorts     []HostPort
+	Name             string
+	Labels           map[string]string
+	Taints           []Taint
+	Unschedulable    bool
+	Allocatable      Resources
+	Requested        Resources
+	NonZeroRequested NonZero
+	PodCount         uint32
+	UsedPorts        []HostPort
+	Annotations      map[string]string
+	Conditions       []NodeCondition
+	// Object is the whole Node as JSON with FieldObject.
+	Object           string
+	PodAnnotations   []PodAnnotations
+	Images           []ContainerImage
+	Volumes          []PodVolumes
+	DeclaredFeatures []string
 }
 
-// Label returns the value of the node label key and whether it is set.
-func (n *Node) Label(key string) (string, bool) { return findLabel(n.Labels, key) }
-
-func findLabel(labels []Label, key string) (string, bool) {
-	for i := range labels {
-		if labels[i].Key == key {
-			return labels[i].Value, true
-		}
-	}
-	return "", false
+// PodGroup is a set of identical pods (same namespace, labels and
+// affinity terms) of the cluster view.
+type PodGroup struct {
+	ID                    uint64
+	Namespace             string
+	Labels                map[string]string
+	AntiAffinity          []PodAffinityTerm
+	Terminating           bool
+	Affinity              []PodAffinityTerm
+	PreferredAffinity     []WeightedPodAffinityTerm
+	PreferredAntiAffinity []WeightedPodAffinityTerm
 }
 
-// NodeEntry is a node stored at a slot of the instance's node table.
-type NodeEntry struct {
-	Slot uint32
-	Node Node
+// GroupCount says how many pods of a group a node holds.
+type GroupCount struct {
+	Group uint64
+	Count uint32
 }
-
-type prepareKind uint8
-
-const (
-	kindProceed prepareKind = iota
-	kindSkip
-	kindReject
-	kindNarrow
-)
-
-// PrepareResult is what Prepare decided (variant prepare-result). Make one
-// with Proceed, Skip, Reject or Narrow.
-type PrepareResult struct {
-	kind   prepareKind
-	status Status
-	names  []string
-}
-
-// Proceed: filter every node.
-func Proceed() PrepareResult { return PrepareResult{kind: kindProceed} }
-
-// Skip: nothing to check for this pod; Filter is not called.
-func Skip() PrepareResult { return PrepareResult{kind: kindSkip} }
-
-// Reject: no node can pass; the status applies to every node.
-func Reject(status Status) PrepareResult { return PrepareResult{kind: kindReject, status: status} }
-
-// Narrow: only the named nodes can pass; Filter is called for those only.
-func Narrow(names []string) PrepareResult { return PrepareResult{kind: kindNarrow, names: names} }
-
-// Rejection pairs a node's position in Filter's slots with the position of
-// its status in Verdicts.Statuses (tuple<u32, u32>; its memory layout is
-// the canonical ABI's, so a []Rejection is handed to the host as is).
-type Rejection struct {
-	Index  uint32
-	Status uint32
-}
-
-// Verdicts of one Filter call: each distinct status once, and the nodes
-// that did not pass. Nodes not mentioned pass.
-type Verdicts struct {
-	Statuses   []Status
-	Rejections []Rejection
-}
-
-// Level of a log line (enum level of interface log).
-type Level uint8
-
-const (
-	Trace Level = iota
-	Debug
-	Info
-	Warn
-	ErrorLevel
-)

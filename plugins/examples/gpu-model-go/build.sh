@@ -7,6 +7,6 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 [ -x "$root/target/release/sift" ] || (cd "$root" && cargo build --quiet --release -p sift-host)
-SIFT="$root/target/release/sift" GO_BUILD_DIR="$root/target/examples/gpu-model-go" \
+SIFT="$root/target/release/sift" GO_BUILD_DIR="$root/target/examples/go" \
   bash "$root/plugin-sdk/go/component.sh" "$here" "$root/target/examples/gpu_model_go.wasm"
 echo "built $root/target/examples/gpu_model_go.wasm"
