@@ -17,16 +17,16 @@ if ! command -v clang-19 >/dev/null || ! command -v wasm-ld-19 >/dev/null \
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32 >/dev/null
 fi
-sift="$root/target/release/sift"
+sift="${SIFT:-$root/target/release/sift}"
 [ -x "$sift" ] || (cd "$root" && cargo build --quiet --release -p sift-host)
 build="$root/target/examples/gpu-model-c"
 mkdir -p "$build"
-"$sift" component bindings c --contract 0.1.0 --out "$build" >/dev/null
+"$sift" component bindings c --contract 0.7.0 --out "$build" >/dev/null
 # Reactor: no main, exports called many times. -Os and LTO keep it small;
 # the bindings' object file carries the contract's types into the module.
 clang-19 --target=wasm32-wasi -mexec-model=reactor -fuse-ld=lld \
   -Os -flto -Wall -Wextra -Werror -Wl,--gc-sections -Wl,--strip-all \
-  -I"$build" -o "$build/gpu_model_c.core.wasm" \
-  "$here/gpu_model.c" "$build/predicate_plugin.c" "$build/predicate_plugin_component_type.o"
+  -I"$root/plugin-sdk/c" -I"$build" -o "$build/gpu_model_c.core.wasm" \
+  "$here/gpu_model.c" "$root/plugin-sdk/c/sift.c" "$build/plugin.c" "$build/plugin_component_type.o"
 "$sift" component new "$build/gpu_model_c.core.wasm" -o "$root/target/examples/gpu_model_c.wasm" >/dev/null
 echo "built $root/target/examples/gpu_model_c.wasm"
