@@ -177,7 +177,8 @@ typedef struct sift_plugin {
   // Start scoring a pod over the feasible nodes (PreScore): proceed, skip,
   // or reject with an error.
   sift_prepared_t (*pre_score)(const sift_pod_t *pod, const sift_node_t *const *nodes, size_t n);
-  // Rate node for the pre-scored pod into *score; a status is an error.
+  // Rate node for the pre-scored pod into *score (0 on entry); a status is
+  // an error.
   const sift_status_t *(*score)(const sift_pod_t *pod, const sift_node_t *node, int64_t *score);
   // Bring the scores (in the order scored) into 0..100, in place.
   const sift_status_t *(*normalize_scores)(const sift_pod_t *pod, int64_t *scores, size_t n);
