@@ -14,12 +14,13 @@ if ! command -v "$cc" >/dev/null; then
   echo "build.sh: $cc not found: install clang for wasm32 (Debian: apt-get install clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32), or set CC to a clang that has them" >&2
   exit 1
 fi
-"$sift" component bindings c --contract 0.1.0 --out bindings >/dev/null
+# wit-bindgen's C bindings of the contract, which sdk/sift.c implements.
+"$sift" component bindings c --contract 0.7.0 --out bindings >/dev/null
 # Reactor: no main; the exports are called many times. Debug info is
 # stripped, function names kept (trap backtraces name them).
 "$cc" --target=wasm32-wasi -mexec-model=reactor -fuse-ld=lld \
   -Os -flto -Wall -Wextra -Wl,--gc-sections -Wl,--strip-debug \
-  -Ibindings -o bindings/{{crate}}.core.wasm \
-  plugin.c bindings/predicate_plugin.c bindings/predicate_plugin_component_type.o
+  -Isdk -Ibindings -o bindings/{{crate}}.core.wasm \
+  plugin.c sdk/sift.c bindings/plugin.c bindings/plugin_component_type.o
 "$sift" component new bindings/{{crate}}.core.wasm -o {{crate}}.wasm >/dev/null
 echo "built {{crate}}.wasm"
