@@ -68,8 +68,10 @@ bool sift_eq(const sift_str_t *s, const char *text) {
 }
 
 const sift_str_t *sift_label(const sift_labels_t *labels, const char *key) {
+  size_t n = strlen(key);  // once, not per label: filters call this per node
   for (size_t i = 0; i < labels->len; i++) {
-    if (sift_eq(&labels->ptr[i].key, key)) return &labels->ptr[i].value;
+    const sift_str_t *k = &labels->ptr[i].key;
+    if (k->len == n && (n == 0 || memcmp(k->ptr, key, n) == 0)) return &labels->ptr[i].value;
   }
   return NULL;
 }
@@ -125,7 +127,7 @@ const sift_status_t *sift_statusf(sift_code_t code, const char *format, ...) {
   va_start(ap, format);
   vsnprintf(status_text, sizeof status_text, format, ap);
   va_end(ap);
-  status_buf = (sift_status_t){code, status_text};
+  status_buf = (sift_status_t){code, status_text, false};
   return &status_buf;
 }
 
@@ -149,12 +151,14 @@ static wit_status_t put_status(const sift_status_t *s) {
   return out;
 }
 
-// Whether a status already sent says what s says.
-static bool same_status(const wit_status_t *sent, const sift_status_t *s, size_t len) {
+// Whether a status already sent says what s says: one pass over the text
+// sent, no strlen of s's.
+static bool same_status(const wit_status_t *sent, const sift_status_t *s) {
   if (sent->code != (sift_predicate_types_code_t)s->code) return false;
   if (s->reason == NULL) return sent->reasons.len == 0;
+  if (sent->reasons.len != 1) return false;
   const sift_str_t *r = &sent->reasons.ptr[0];
-  return sent->reasons.len == 1 && r->len == len && (len == 0 || memcmp(r->ptr, s->reason, len) == 0);
+  return (r->len == 0 || strncmp((const char *)r->ptr, s->reason, r->len) == 0) && s->reason[r->len] == '\0';
 }
 
 static bool failed(const sift_status_t *s) { return s != NULL && s->code != SIFT_CODE_SUCCESS; }
@@ -530,21 +534,27 @@ static const sift_status_t *call_filter(const sift_node_t *node) {
 
 // One filter call's verdicts: each distinct status (code and text) is sent
 // once and rejections point at it. The status of the previous rejection is
-// checked first, by pointer and then by text (a buffer reused per node may
-// hold new text), then each status of the batch.
+// checked first: by pointer alone when built by the macros (its code and
+// literal unchanged), else by pointer and text (a buffer reused per node may
+// hold new text); then each status of the batch by text.
 typedef struct {
   exports_sift_predicate_predicate_verdicts_t *out;
   size_t slots, statuses_cap;
   const sift_status_t *last;
+  sift_status_t last_seen;  // *last when it was met
   uint32_t last_at;
 } batch_t;
 
 static uint32_t batch_status(batch_t *b, const sift_status_t *s) {
-  size_t len = s->reason ? strlen(s->reason) : 0;
   sift_predicate_types_list_status_t *l = &b->out->statuses;
-  if (s == b->last && same_status(&l->ptr[b->last_at], s, len)) return b->last_at;
+  if (s == b->last) {
+    if (s->literal && b->last_seen.literal && s->code == b->last_seen.code && s->reason == b->last_seen.reason) {
+      return b->last_at;
+    }
+    if (same_status(&l->ptr[b->last_at], s)) return b->last_at;
+  }
   size_t at = 0;
-  while (at < l->len && !same_status(&l->ptr[at], s, len)) at++;
+  while (at < l->len && !same_status(&l->ptr[at], s)) at++;
   if (at == l->len) {
     if (l->len == b->statuses_cap) {
       b->statuses_cap = b->statuses_cap ? 2 * b->statuses_cap : 4;
@@ -553,6 +563,7 @@ static uint32_t batch_status(batch_t *b, const sift_status_t *s) {
     l->ptr[l->len++] = put_status(s);
   }
   b->last = s;
+  b->last_seen = *s;
   b->last_at = (uint32_t)at;
   return (uint32_t)at;
 }
@@ -567,7 +578,7 @@ static void batch_reject(batch_t *b, size_t i, const sift_status_t *s) {
 void exports_sift_predicate_predicate_filter(plugin_list_u32_t *slots_arg,
                                              exports_sift_predicate_predicate_verdicts_t *ret) {
   memset(ret, 0, sizeof *ret);
-  batch_t b = {ret, slots_arg->len, 0, NULL, 0};
+  batch_t b = {ret, slots_arg->len, 0, NULL, {0, NULL, false}, 0};
   for (size_t i = 0; i < slots_arg->len; i++) {
     const sift_node_t *node = sift_node(slots_arg->ptr[i]);
     const sift_status_t *s;

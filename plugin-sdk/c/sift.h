@@ -106,14 +106,18 @@ typedef enum {
 typedef struct sift_status {
   sift_code_t code;
   const char *reason;
+  // Set by the macros, whose reason can only be a string literal: its text
+  // cannot change, so the SDK recognises the status by pointer, without
+  // comparing the text per node.
+  bool literal;
 } sift_status_t;
 
 // The node does not fit now, but could after preemption.
-#define SIFT_UNSCHEDULABLE(reason) {SIFT_CODE_UNSCHEDULABLE, (reason)}
+#define SIFT_UNSCHEDULABLE(reason) {SIFT_CODE_UNSCHEDULABLE, "" reason "", true}
 // The node does not fit, whatever is preempted (UnschedulableAndUnresolvable).
-#define SIFT_UNRESOLVABLE(reason) {SIFT_CODE_UNRESOLVABLE, (reason)}
+#define SIFT_UNRESOLVABLE(reason) {SIFT_CODE_UNRESOLVABLE, "" reason "", true}
 // The plugin itself failed: the host aborts the cycle.
-#define SIFT_ERROR(reason) {SIFT_CODE_ERROR, (reason)}
+#define SIFT_ERROR(reason) {SIFT_CODE_ERROR, "" reason "", true}
 
 // A status whose reason is printf-formatted into a buffer of the SDK's,
 // valid until the next sift_statusf: e.g. "node(s) had 12 pods".
