@@ -131,9 +131,28 @@ const sift_status_t *sift_statusf(sift_code_t code, const char *format, ...) {
   return &status_buf;
 }
 
-// The SDK's own errors, formatted like the Go SDK's.
+// Appends text and then n in decimal at *at in status_text. Without
+// printf, which a plugin that does not use it should not carry (~50 KiB).
+static void append(size_t *at, const char *text, uint32_t n, bool number) {
+  char digits[10], *d = digits + sizeof digits;
+  size_t len = strlen(text);
+  if (*at + len + sizeof digits < sizeof status_text) memcpy(status_text + *at, text, len), *at += len;
+  if (number) {
+    do *--d = (char)('0' + n % 10); while (n /= 10);
+    memcpy(status_text + *at, d, (size_t)(digits + sizeof digits - d));
+    *at += (size_t)(digits + sizeof digits - d);
+  }
+  status_text[*at] = '\0';
+}
+
+// The SDK's own errors, worded like the Go SDK's.
 static const sift_status_t *slot_error(const char *what, uint32_t slot) {
-  return sift_statusf(SIFT_CODE_ERROR, "%s: node slot %u was never synced", what, (unsigned)slot);
+  size_t at = 0;
+  append(&at, what, 0, false);
+  append(&at, ": node slot ", slot, true);
+  append(&at, " was never synced", 0, false);
+  status_buf = (sift_status_t){SIFT_CODE_ERROR, status_text, false};
+  return &status_buf;
 }
 
 static const sift_status_t UNPREPARED = SIFT_ERROR("filter called without a prepared pod");
@@ -165,6 +184,11 @@ static bool failed(const sift_status_t *s) { return s != NULL && s->code != SIFT
 
 // --- logging -------------------------------------------------------------
 
+static void log_text(sift_level_t level, const char *text) {
+  sift_str_t message = {(uint8_t *)text, strlen(text)};  // borrowed by the import
+  sift_predicate_log_log((sift_predicate_log_level_t)level, &message);
+}
+
 void sift_log(sift_level_t level, const char *format, ...) {
   char small[512];
   va_list ap;
@@ -179,8 +203,7 @@ void sift_log(sift_level_t level, const char *format, ...) {
     vsnprintf(text, (size_t)n + 1, format, ap);
     va_end(ap);
   }
-  sift_str_t message = {(uint8_t *)text, (size_t)n};  // borrowed by the import
-  sift_predicate_log_log((sift_predicate_log_level_t)level, &message);
+  log_text(level, text);
   if (text != small) free(text);
 }
 
@@ -214,7 +237,10 @@ static slot_t *slot_at(uint32_t slot) { return slot < slots_len ? &slots[slot] :
 // The slot, the table grown to hold it; NULL when beyond MAX_SLOT.
 static slot_t *slot_grow(uint32_t slot) {
   if (slot >= MAX_SLOT) {
-    sift_log(SIFT_LOG_ERROR, "sift C SDK: node slot %u ignored: beyond %u", (unsigned)slot, MAX_SLOT);
+    size_t at = 0;
+    append(&at, "sift C SDK: ignored node slot ", slot, true);
+    append(&at, ": beyond the table's limit", 0, false);
+    log_text(SIFT_LOG_ERROR, status_text);
     return NULL;
   }
   if (slot >= slots_len) {
