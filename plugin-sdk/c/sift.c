@@ -21,7 +21,7 @@ typedef sift_predicate_types_status_t wit_status_t;
 
 // Slots above this are refused: the host numbers nodes from 0, so a larger
 // slot is a host bug, and growing the table to it would exhaust memory.
-#define MAX_SLOT (1u << 24)
+#define MAX_SLOT (1u << 20)
 
 // --- memory --------------------------------------------------------------
 
@@ -131,18 +131,24 @@ const sift_status_t *sift_statusf(sift_code_t code, const char *format, ...) {
   return &status_buf;
 }
 
-// Appends text and then n in decimal at *at in status_text. Without
-// printf, which a plugin that does not use it should not carry (~50 KiB).
+// The SDK's own messages, in a buffer of their own: a status the plugin
+// made with sift_statusf must survive them.
+static char sdk_text[256];
+static sift_status_t sdk_status;
+
+// Appends text and then n in decimal at *at in sdk_text, as far as it
+// fits. Without printf, which a plugin that does not use it should not
+// carry (~50 KiB).
 static void append(size_t *at, const char *text, uint32_t n, bool number) {
   char digits[10], *d = digits + sizeof digits;
   size_t len = strlen(text);
-  if (*at + len + sizeof digits < sizeof status_text) memcpy(status_text + *at, text, len), *at += len;
+  if (*at + len < sizeof sdk_text) memcpy(sdk_text + *at, text, len), *at += len;
   if (number) {
     do *--d = (char)('0' + n % 10); while (n /= 10);
-    memcpy(status_text + *at, d, (size_t)(digits + sizeof digits - d));
-    *at += (size_t)(digits + sizeof digits - d);
+    size_t nd = (size_t)(digits + sizeof digits - d);
+    if (*at + nd < sizeof sdk_text) memcpy(sdk_text + *at, d, nd), *at += nd;
   }
-  status_text[*at] = '\0';
+  sdk_text[*at] = '\0';
 }
 
 // The SDK's own errors, worded like the Go SDK's.
@@ -151,8 +157,8 @@ static const sift_status_t *slot_error(const char *what, uint32_t slot) {
   append(&at, what, 0, false);
   append(&at, ": node slot ", slot, true);
   append(&at, " was never synced", 0, false);
-  status_buf = (sift_status_t){SIFT_CODE_ERROR, status_text, false};
-  return &status_buf;
+  sdk_status = (sift_status_t){SIFT_CODE_ERROR, sdk_text, false};
+  return &sdk_status;
 }
 
 static const sift_status_t UNPREPARED = SIFT_ERROR("filter called without a prepared pod");
@@ -162,6 +168,13 @@ static wit_status_t put_status(const sift_status_t *s) {
   wit_status_t out = {SIFT_CODE_SUCCESS, {NULL, 0}};
   if (s == NULL) return out;
   out.code = (sift_predicate_types_code_t)s->code;
+  if (s->code != SIFT_CODE_ERROR && s->code != SIFT_CODE_UNSCHEDULABLE && s->code != SIFT_CODE_UNRESOLVABLE &&
+      s->code != SIFT_CODE_SUCCESS) {
+    // Skip, or no code at all: only the host may send those.
+    static const sift_status_t BAD_CODE = SIFT_ERROR("the plugin returned a status with a code only the host uses");
+    s = &BAD_CODE;
+    out.code = SIFT_PREDICATE_TYPES_CODE_ERROR;
+  }
   if (s->reason != NULL) {
     out.reasons.ptr = xmalloc(sizeof *out.reasons.ptr);
     out.reasons.ptr[0] = cstr_copy(s->reason);
@@ -240,7 +253,7 @@ static slot_t *slot_grow(uint32_t slot) {
     size_t at = 0;
     append(&at, "sift C SDK: ignored node slot ", slot, true);
     append(&at, ": beyond the table's limit", 0, false);
-    log_text(SIFT_LOG_ERROR, status_text);
+    log_text(SIFT_LOG_ERROR, sdk_text);
     return NULL;
   }
   if (slot >= slots_len) {
@@ -714,8 +727,9 @@ void exports_sift_predicate_scorer_pre_score(exports_sift_predicate_scorer_pod_t
   if (res.decision == SIFT_SKIP) {
     ret->tag = SIFT_PREDICATE_TYPES_PRE_SCORE_RESULT_SKIP;
   } else {
+    static const sift_status_t UNDECIDED = SIFT_ERROR("PreScore decided neither to proceed, skip nor reject");
     ret->tag = SIFT_PREDICATE_TYPES_PRE_SCORE_RESULT_ERROR;
-    ret->val.error = put_status(res.status);
+    ret->val.error = put_status(res.decision == SIFT_REJECT && res.status ? res.status : &UNDECIDED);
   }
   sift_predicate_types_pod_free(pod);
 }

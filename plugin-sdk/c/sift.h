@@ -108,7 +108,8 @@ typedef struct sift_status {
   const char *reason;
   // Set by the macros, whose reason can only be a string literal: its text
   // cannot change, so the SDK recognises the status by pointer, without
-  // comparing the text per node.
+  // comparing the text per node. Never set it on a status whose text is
+  // rewritten.
   bool literal;
 } sift_status_t;
 
@@ -222,7 +223,8 @@ void sift_write(sift_reservation_t *out, const char *kind, const char *object);
 
 // The node at slot, or NULL.
 const sift_node_t *sift_node(uint32_t slot);
-// One past the highest slot: iterate 0..sift_slot_end() with sift_node.
+// A bound on the slots: iterate 0..sift_slot_end() with sift_node, which
+// is NULL where no node is.
 uint32_t sift_slot_end(void);
 // The node named name, or NULL (a scan of the table).
 const sift_node_t *sift_node_named(const char *name);

@@ -250,6 +250,13 @@ _S64 = range(-(2**63), 2**63)
 def _scores(what: str, values: Any) -> List[int]:
     """Scores as the host takes them: numbers, truncated to integers, in
     s64; anything else raises the Error status naming `what`."""
+    # The usual answer, a list of plain ints in range, checked by builtins
+    # (no Python loop): about 1 µs per node less at 5,000 nodes.
+    if type(values) is list and (
+        not values
+        or (set(map(type, values)) == {int} and min(values) >= _S64.start and max(values) < _S64.stop)
+    ):
+        return values
     out = []
     for i, v in enumerate(values):
         try:

@@ -20,7 +20,8 @@ const EXAMPLES: [&str; 5] = [
 ];
 
 /// The LabelMatch examples (the scorer), likewise.
-const SCORERS: [&str; 3] = [
+const SCORERS: [&str; 4] = [
+    "label_match_c.wasm",
     "label_match_go.wasm",
     "label_match_js.wasm",
     "label_match_python.wasm",
@@ -29,10 +30,12 @@ const SCORERS: [&str; 3] = [
 /// The examples built on the languages' SDKs, which target the latest
 /// contract; the WAT example stays on 0.1 and proves an old component runs
 /// beside them.
-const ON_LATEST: [&str; 6] = [
+const ON_LATEST: [&str; 8] = [
+    "gpu_model_c.wasm",
     "gpu_model_go.wasm",
     "gpu_model_js.wasm",
     "gpu_model_python.wasm",
+    "label_match_c.wasm",
     "label_match_go.wasm",
     "label_match_js.wasm",
     "label_match_python.wasm",
@@ -117,12 +120,13 @@ fn every_example_scorer_passes_the_label_match_cases() {
     }
 }
 
-/// The Python, JavaScript and Go SDKs keep their promises (statuses
+/// The Python, JavaScript, Go and C SDKs keep their promises (statuses
 /// shared, exceptions and panics as Error statuses naming the method,
 /// reject, narrow, nominated pods, reserve's annotations seen by later
 /// filters): the probe in tests/plugins/sdk-probe, built here with each
-/// SDK's build script, passes the cases beside it (Go all but the one
-/// about a filter answer that is not a status, which Go's types rule out).
+/// SDK's build script, passes the cases beside it. Go runs all but the
+/// one about a filter answer that is not a status, which Go's types rule
+/// out; C also not those about exceptions, which C has not.
 #[test]
 fn the_sdks_pass_the_probe_cases() {
     let root = sift_tests::workspace_root();
@@ -147,29 +151,41 @@ fn the_sdks_pass_the_probe_cases() {
             probe.join("go"),
             out.join("sdk_probe_go.wasm"),
         ),
+        (
+            "tests/plugins/sdk-probe/c/build.sh",
+            PathBuf::new(),
+            out.join("sdk_probe_c.wasm"),
+        ),
     ];
-    // Go's cases: all but 008.
-    let go_cases = out.join("go-cases");
-    std::fs::create_dir_all(&go_cases).unwrap();
-    for case in std::fs::read_dir(probe.join("cases")).unwrap() {
-        let case = case.unwrap().path();
-        let name = case.file_name().unwrap().to_string_lossy().into_owned();
-        if !name.starts_with("008-") {
-            std::fs::copy(&case, go_cases.join(name)).unwrap();
+    // The cases a language can express, copied into a directory of its own.
+    let cases_but = |lang: &str, left_out: &[&str]| {
+        let dir = out.join(format!("{lang}-cases"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for case in std::fs::read_dir(probe.join("cases")).unwrap() {
+            let case = case.unwrap().path();
+            let name = case.file_name().unwrap().to_string_lossy().into_owned();
+            if !left_out.iter().any(|n| name.starts_with(n)) {
+                std::fs::copy(&case, dir.join(name)).unwrap();
+            }
         }
-    }
+        (dir, 8 - left_out.len())
+    };
     for (script, source, component) in builds {
         let mut build = std::process::Command::new("bash");
-        build.arg(root.join(script)).arg(&source);
+        build.arg(root.join(script));
         let cases = if script.contains("/go/") {
             // Go's toolchain and caches: those the Go examples use.
             build
+                .arg(&source)
                 .arg(&component)
                 .env("SIFT", sift_tests::sift_bin())
                 .env("GO_BUILD_DIR", examples_dir().join("go"));
-            (go_cases.clone(), 7)
+            cases_but("go", &["008-"])
+        } else if script.ends_with("c/build.sh") {
+            build.arg(&component).env("SIFT", sift_tests::sift_bin());
+            cases_but("c", &["002-", "005-", "008-"])
         } else {
-            build.arg(&wit).arg(&component);
+            build.arg(&source).arg(&wit).arg(&component);
             (probe.join("cases"), 8)
         };
         if script.contains("python") {

@@ -790,7 +790,7 @@ fn contract_of(st: &Value, name: &str) -> Option<String> {
 #[test]
 fn components_of_both_contracts_serve_together_and_each_swaps_live() {
     // Flip is a 0.1 fixture; GpuModel a 0.2 build of the bundled component
-    // (tests/fixtures), later swapped for the 0.1 C example of the same
+    // (tests/fixtures), later swapped for the 0.1 WAT example of the same
     // plugin, and back.
     let fixture = fixture_setup("serve-versions", &flip('a'), "1s");
     let (plugins, config) = (fixture.0.clone(), fixture.1.clone());
@@ -799,8 +799,8 @@ fn components_of_both_contracts_serve_together_and_each_swaps_live() {
     )
     .unwrap();
     let gpu_01 =
-        std::fs::read(sift_tests::workspace_root().join("target/examples/gpu_model_c.wasm"))
-            .expect("the C example is built (scripts/build-examples.sh)");
+        std::fs::read(sift_tests::workspace_root().join("target/examples/gpu_model_wat.wasm"))
+            .expect("the WAT example is built (scripts/build-examples.sh)");
     std::fs::write(plugins.join("gpu.wasm"), &gpu_02).unwrap();
     std::fs::write(
         &config,

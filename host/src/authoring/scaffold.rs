@@ -170,8 +170,8 @@ const JS: Template = template!(
 );
 
 /// The starter's source file (path, template), by language and kind;
-/// `None` for WAT's, which `wat_starter` writes. C and WAT have no
-/// scorer yet: their starters are on contract 0.1, before scores.
+/// `None` for WAT's, which `wat_starter` writes. WAT has no scorer: its
+/// starter shows contract 0.1's raw ABI, before scores.
 fn starter_source(lang: Lang, kind: Kind) -> Result<Option<(&'static str, &'static str)>> {
     macro_rules! file {
         ($path:literal, $template:literal) => {
@@ -186,17 +186,18 @@ fn starter_source(lang: Lang, kind: Kind) -> Result<Option<(&'static str, &'stat
         (Lang::Js, Kind::Filter) => file!("plugin.js", "js/plugin.js"),
         (Lang::Js, Kind::Score) => file!("plugin.js", "js/plugin_score.js"),
         (Lang::C, Kind::Filter) => file!("plugin.c", "c/plugin.c"),
+        (Lang::C, Kind::Score) => file!("plugin.c", "c/plugin_score.c"),
         (Lang::Go, Kind::Filter) => file!("main.go", "go/main.go"),
         (Lang::Go, Kind::Score) => file!("main.go", "go/main_score.go"),
         (Lang::Wat, Kind::Filter) => None,
-        (Lang::C | Lang::Wat, Kind::Score) => bail!(
-            "--kind score is not available for {lang:?} yet: its starter is on contract 0.1, \
-             before scores (rust, go, python and js have score starters)"
+        (Lang::Wat, Kind::Score) => bail!(
+            "--kind score is not available for {lang:?}: its starter shows contract 0.1's raw ABI, \
+             before scores (rust, c, go, python and js have score starters)"
         ),
     })
 }
 
-/// The contract the Python, JavaScript and Go SDKs are written against (a
+/// The contract the Python, JavaScript, Go and C SDKs are written against (a
 /// test checks they are): a new contract version reaches them when they
 /// are ported, not by itself.
 const SDK_CONTRACT: &str = "0.7.0";
@@ -208,6 +209,12 @@ const PYTHON_SDK: Template = &[(
     include_str!("../../../plugin-sdk/python/sift.py"),
 )];
 const JS_SDK: Template = &[("sift.js", include_str!("../../../plugin-sdk/js/sift.js"))];
+
+/// sift's C SDK (plugin-sdk/c), copied into a C project's sdk/.
+const C_SDK: Template = &[
+    ("sdk/sift.h", include_str!("../../../plugin-sdk/c/sift.h")),
+    ("sdk/sift.c", include_str!("../../../plugin-sdk/c/sift.c")),
+];
 
 /// sift's Go SDK (plugin-sdk/go), copied verbatim into a Go project's sdk/:
 /// a Go module cannot import a package from outside its tree without a
@@ -310,7 +317,12 @@ pub fn run(a: Options) -> Result<PathBuf> {
             write(&dir, "plugin.wat", &wat_starter(&a.name, &plugin))?;
             WAT
         }
-        Lang::C => C,
+        Lang::C => {
+            for (file, text) in C_SDK {
+                write(&dir, file, text)?;
+            }
+            C
+        }
         Lang::Go => {
             for (file, text) in GO_SDK {
                 write(&dir, file, text)?;
@@ -334,13 +346,13 @@ pub fn run(a: Options) -> Result<PathBuf> {
         // The SDK carries the latest contract.
         Lang::Rust => {}
         // Their SDKs' contract, which componentize-py and componentize-qjs
-        // bind at build time, and Go's SDK is written out for.
-        Lang::Python | Lang::Js | Lang::Go => {
+        // bind at build time, C's build writes bindings of, and Go's SDK is
+        // written out for.
+        Lang::Python | Lang::Js | Lang::Go | Lang::C => {
             write(&dir, "wit/predicate.wit", contract_wit(SDK_CONTRACT)?)?;
         }
-        // The C and WAT starters are written against 0.1, which sift
-        // keeps running.
-        Lang::C | Lang::Wat => {
+        // The WAT starter is written against 0.1, which sift keeps running.
+        Lang::Wat => {
             write(&dir, "wit/predicate.wit", contract_wit("0.1.0")?)?;
         }
     }
@@ -495,6 +507,9 @@ mod tests {
             .unwrap();
         assert!(go.contains(&format!("sift:predicate/log@{SDK_CONTRACT} log")));
         assert!(go.contains(&format!("sift:predicate/predicate@{SDK_CONTRACT}#filter")));
+        // C's build writes the bindings sdk/sift.c implements.
+        let (_, c_build) = C.iter().find(|(file, _)| *file == "build.sh").unwrap();
+        assert!(c_build.contains(&format!("--contract {SDK_CONTRACT}")));
         // The Python SDK's records are those of that contract's bindings;
         // its docstring names the WIT it was written for.
         assert!(python.contains(&format!("wit/{SDK_CONTRACT}")));

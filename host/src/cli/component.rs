@@ -25,9 +25,11 @@ pub enum ComponentCommand {
     },
     /// Write the contract's bindings for a language into a directory.
     ///
-    /// C: predicate_plugin.h, predicate_plugin.c and
-    /// predicate_plugin_component_type.o (link it in: it carries the
-    /// contract's types), as `wit-bindgen c` would write them.
+    /// C: the world's header, source and component-type object (link it
+    /// in: it carries the contract's types), as `wit-bindgen c` would
+    /// write them: plugin.h, plugin.c and plugin_component_type.o for
+    /// contract 0.3 and later (world plugin), predicate_plugin.* for 0.1
+    /// and 0.2 (world predicate-plugin).
     Bindings {
         #[arg(value_enum)]
         lang: BindingsLangArg,

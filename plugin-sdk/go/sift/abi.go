@@ -86,7 +86,10 @@ func (a *arena) alloc(size, align uint32) unsafe.Pointer {
 	}
 }
 
-// trap stops the instance without printing (printing would call an import).
+// trap stops the instance: Go's runtime turns the nil dereference into a
+// fatal panic, whose printing calls an import, which the canonical ABI
+// forbids here, so the instance traps either way (and sift replaces it).
+// Reached only when memory runs out.
 func trap() {
 	var z *uint32
 	*z = 0

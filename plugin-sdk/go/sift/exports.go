@@ -25,6 +25,11 @@ var (
 	scoring *Pod
 )
 
+// maxSlot bounds the node table: the host numbers nodes densely from 0, so
+// a larger slot is a host defect, not a reason to grow the table past the
+// instance's memory.
+const maxSlot = 1 << 22
+
 // begin starts an export call: the previous call's results are released.
 func begin() {
 	if registered == nil {
@@ -92,9 +97,11 @@ func callInit(config string) (msg string) {
 		}
 	}()
 	if err := registered.Init(config); err != nil {
-		return err.Error()
+		if msg = err.Error(); msg == "" {
+			msg = "Init failed (with an empty error)"
+		}
 	}
-	return ""
+	return msg
 }
 
 //go:wasmexport sift:predicate/predicate@0.7.0#sync-nodes
@@ -106,7 +113,11 @@ func exportSyncNodes(up unsafe.Pointer, nup uint32, rm unsafe.Pointer, nrm uint3
 	}
 	for i := uint32(0); i < nup; i++ {
 		e := addr(up) + i*208
-		cluster.setNode(ld32(e), node(e+8))
+		if slot := ld32(e); slot < maxSlot {
+			cluster.setNode(slot, node(e+8))
+		} else {
+			Log(LogError, "sync-nodes: slot "+strconv.FormatUint(uint64(slot), 10)+" ignored: slots are dense indexes below "+strconv.Itoa(maxSlot))
+		}
 	}
 }
 
@@ -236,6 +247,9 @@ type verdicts struct {
 const fewStatuses = 8
 
 func (v *verdicts) reject(i uint32, s *Status) {
+	if s.Code > CodeUnresolvable {
+		s = badCode("filter", s)
+	}
 	if s != v.last {
 		v.last, v.lastAt = s, v.index(s)
 	}
@@ -270,6 +284,23 @@ func (v *verdicts) index(s *Status) uint32 {
 		v.byPtr[s] = at
 	}
 	return at
+}
+
+// badCode is the Error status for a status whose code a plugin may not
+// return (Skip, or no code at all).
+func badCode(where string, s *Status) *Status {
+	return Error(where + " returned a status with code " + strconv.Itoa(int(s.Code)) + ", which only the host uses")
+}
+
+// failure is st as an error of where: nil when st is nil or a success.
+func failure(where string, st *Status) *Status {
+	switch {
+	case st == nil || st.Code == CodeSuccess:
+		return nil
+	case st.Code > CodeUnresolvable:
+		return badCode(where, st)
+	}
+	return st
 }
 
 func statusKey(s *Status) string {
@@ -393,7 +424,10 @@ func filterNominated(slot uint32, added, n uint32) (s *Status) {
 			s = r
 		}
 	}()
-	return registered.Filter(filtering, &with)
+	if s = registered.Filter(filtering, &with); s != nil && s.Code > CodeUnresolvable {
+		s = badCode("filter", s)
+	}
+	return s
 }
 
 // pre-score: func(pod: pod, feasible: list<u32>) -> pre-score-result. Its
@@ -484,7 +518,7 @@ func score(slots []uint32) (scores []int64, s *Status) {
 			return nil, slotError("score", slot)
 		}
 		v, st := registered.Score(scoring, nd)
-		if st != nil && st.Code != CodeSuccess {
+		if st = failure("score", st); st != nil {
 			return nil, st
 		}
 		scores[i] = v
@@ -512,10 +546,7 @@ func normalize(scores []int64) (s *Status) {
 			s = r
 		}
 	}()
-	if s = registered.NormalizeScores(scoring, scores); s != nil && s.Code == CodeSuccess {
-		s = nil
-	}
-	return s
+	return failure("normalizeScores", registered.NormalizeScores(scoring, scores))
 }
 
 // reserve: func(pod: pod, slot: u32) -> result<reservation, status>; the
@@ -550,11 +581,11 @@ func reserve(pd *Pod, slot uint32) (annotations, writes [][2]string, s *Status) 
 		}
 	}()
 	m, st := registered.Reserve(pd, nd)
-	if st != nil && st.Code != CodeSuccess {
+	if st = failure("reserve", st); st != nil {
 		return nil, nil, st
 	}
 	ws, st := registered.PreBind(pd, nd)
-	if st != nil && st.Code != CodeSuccess {
+	if st = failure("preBind", st); st != nil {
 		return nil, nil, st
 	}
 	// Annotations in key order, so the host's answer does not depend on

@@ -26,7 +26,8 @@ const (
 
 // Status is a verdict with its human-readable reasons. A nil *Status is
 // success. Build a status once (a package variable) when its text does not
-// depend on the node: the SDK then sends it once per batch.
+// depend on the node: the SDK then sends it once per batch. Do not change
+// a status after returning it: the SDK reads it when the batch ends.
 type Status struct {
 	Code    Code
 	Reasons []string
