@@ -386,6 +386,29 @@ static void slot_clear(slot_t *s) {
   memset(s, 0, sizeof *s);
 }
 
+// Drops the labels sift_plugin.node_labels does not name.
+static void keep_labels(sift_labels_t *labels) {
+  if (sift_plugin.node_labels == NULL) return;
+  size_t kept = 0;
+  for (size_t i = 0; i < labels->len; i++) {
+    bool keep = false;
+    for (const char *const *k = sift_plugin.node_labels; *k != NULL && !keep; k++) {
+      keep = sift_eq(&labels->ptr[i].key, *k);
+    }
+    if (keep) {
+      labels->ptr[kept++] = labels->ptr[i];
+    } else {
+      sift_predicate_types_label_free(&labels->ptr[i]);
+    }
+  }
+  // The bindings free a list's array only when it is not empty.
+  if (kept == 0 && labels->len > 0) {
+    free(labels->ptr);
+    labels->ptr = NULL;
+  }
+  labels->len = kept;
+}
+
 void exports_sift_predicate_predicate_sync_nodes(exports_sift_predicate_predicate_list_node_entry_t *upserts,
                                                  plugin_list_u32_t *removals) {
   for (size_t i = 0; i < removals->len; i++) {
@@ -401,6 +424,7 @@ void exports_sift_predicate_predicate_sync_nodes(exports_sift_predicate_predicat
       continue;
     }
     if (s->present) sift_predicate_types_node_free(&s->node);
+    keep_labels(&e->node.labels);
     s->node = e->node;  // moved: the table owns it now
     s->present = true;
   }

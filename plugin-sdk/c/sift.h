@@ -162,6 +162,10 @@ typedef struct sift_plugin {
   uint8_t extension_points;
   // SIFT_FIELD_*; 0 means SIFT_FIELDS_CHEAP.
   uint16_t node_fields;
+  // NULL-terminated, optional: the only node labels the SDK keeps (others
+  // read as absent), so the node table stays small and sift_label cheap;
+  // as the Rust SDK's NODE_LABELS.
+  const char *const *node_labels;
   // Sync the cluster view (pods placed by group, namespaces): sift_group,
   // sift_pods_on, sift_namespace_labels.
   bool cluster;

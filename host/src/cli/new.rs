@@ -16,7 +16,7 @@ pub struct NewArgs {
     pub lang: LangArg,
     /// What the starter plugin is: a filter (rejects nodes labelled
     /// `sift.io/NAME: deny`) or a scorer (prefers nodes labelled
-    /// `sift.io/NAME: prefer`); scorers in rust, python and js.
+    /// `sift.io/NAME: prefer`); scorers in every language but wat.
     #[arg(long, value_enum, default_value = "filter")]
     pub kind: KindArg,
     /// Plugin name in kebab case (e.g. `gpu-model`); the directory is

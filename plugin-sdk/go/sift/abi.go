@@ -281,6 +281,34 @@ func labels(p uint32) map[string]string {
 	return m
 }
 
+// keptLabels decodes a node's list<label>, only the keys of keep when it
+// is set (compared in place, so dropped labels cost no copy).
+func keptLabels(p uint32, keep []string) map[string]string {
+	if keep == nil {
+		return labels(p)
+	}
+	base, n := ld32(p), ld32(p+4)
+	var m map[string]string
+	for i := uint32(0); i < n; i++ {
+		e := base + i*16
+		kn := ld32(e + 4)
+		if kn == 0 {
+			continue
+		}
+		key := unsafe.String((*byte)(at(ld32(e))), kn)
+		for _, k := range keep {
+			if k == key {
+				if m == nil {
+					m = make(map[string]string, len(keep))
+				}
+				m[k] = str(e + 8)
+				break
+			}
+		}
+	}
+	return m
+}
+
 func strs(p uint32) []string { return list(p, 8, str) }
 
 // optional decodes an option<T> whose discriminant is at p and payload at
@@ -430,11 +458,12 @@ func pod(p uint32) *Pod {
 	return pd
 }
 
-// node decodes a node record (200 bytes).
-func node(p uint32) *Node {
+// node decodes a node record (200 bytes), of its labels only keep when
+// set.
+func node(p uint32, keep []string) *Node {
 	return &Node{
 		Name:             str(p),
-		Labels:           labels(p + 8),
+		Labels:           keptLabels(p+8, keep),
 		Taints:           list(p+16, 24, taint),
 		Unschedulable:    ldBool(p + 24),
 		Allocatable:      resources(p + 32),

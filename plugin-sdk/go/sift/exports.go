@@ -114,7 +114,7 @@ func exportSyncNodes(up unsafe.Pointer, nup uint32, rm unsafe.Pointer, nrm uint3
 	for i := uint32(0); i < nup; i++ {
 		e := addr(up) + i*208
 		if slot := ld32(e); slot < maxSlot {
-			cluster.setNode(slot, node(e+8))
+			cluster.setNode(slot, node(e+8, info.NodeLabels))
 		} else {
 			Log(LogError, "sync-nodes: slot "+strconv.FormatUint(uint64(slot), 10)+" ignored: slots are dense indexes below "+strconv.Itoa(maxSlot))
 		}

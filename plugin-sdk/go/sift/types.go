@@ -78,6 +78,10 @@ type Info struct {
 	ExtensionPoints ExtensionPoints
 	// NodeFields: zero means AllNodeFields.
 	NodeFields NodeFields
+	// NodeLabels: when set, the SDK keeps only these labels of each node
+	// (others read as absent), so the node table stays small and a label
+	// lookup cheap; as the Rust SDK's NODE_LABELS.
+	NodeLabels []string
 	// Cluster: the host syncs pod groups, placements and namespaces
 	// (Cluster()), for plugins that look at the pods already placed.
 	Cluster bool

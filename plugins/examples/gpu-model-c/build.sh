@@ -1,32 +1,12 @@
 #!/usr/bin/env bash
-# Builds the C GpuModel example into a component.
+# Builds the C GpuModel example with the C SDK's build script
+# (plugin-sdk/c/build.sh: clang-19 from Debian, the contract's bindings,
+# `sift component new`).
 # Output: target/examples/gpu_model_c.wasm
-#
-# Toolchain: Debian's clang-19, lld-19, wasi-libc and clang's wasm32
-# builtins (libclang-rt-19-dev-wasm32), installed here when missing, and
-# sift itself: `sift component bindings c` writes wit-bindgen's C bindings
-# of the contract, `sift component new` makes the linked module a component.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
-if ! command -v clang-19 >/dev/null || ! command -v wasm-ld-19 >/dev/null \
-  || [ ! -f /usr/lib/wasm32-wasi/libc.a ] \
-  || [ ! -f "$(clang-19 --target=wasm32-wasi -print-libgcc-file-name)" ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang-19 lld-19 wasi-libc libclang-rt-19-dev-wasm32 >/dev/null
-fi
-sift="${SIFT:-$root/target/release/sift}"
-[ -x "$sift" ] || (cd "$root" && cargo build --quiet --release -p sift-host)
-build="$root/target/examples/gpu-model-c"
-mkdir -p "$build"
-"$sift" component bindings c --contract 0.7.0 --out "$build" >/dev/null
-# Reactor: no main, exports called many times. -Os and LTO keep it small;
-# the bindings' object file carries the contract's types into the module.
-clang-19 --target=wasm32-wasi -mexec-model=reactor -fuse-ld=lld \
-  -Os -flto -Wall -Wextra -Werror -Wl,--gc-sections -Wl,--strip-all \
-  -I"$root/plugin-sdk/c" -I"$build" -o "$build/gpu_model_c.core.wasm" \
-  "$here/gpu_model.c" "$root/plugin-sdk/c/sift.c" "$build/plugin.c" "$build/plugin_component_type.o"
-"$sift" component new "$build/gpu_model_c.core.wasm" -o "$root/target/examples/gpu_model_c.wasm" >/dev/null
+[ -n "${SIFT:-}" ] || [ -x "$root/target/release/sift" ] || (cd "$root" && cargo build --quiet --release -p sift-host)
+SIFT="${SIFT:-$root/target/release/sift}" \
+  bash "$root/plugin-sdk/c/build.sh" "$root/target/examples/gpu_model_c.wasm" "$here/gpu_model.c"
 echo "built $root/target/examples/gpu_model_c.wasm"

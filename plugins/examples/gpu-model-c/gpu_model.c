@@ -65,9 +65,11 @@ static bool is_accepted(const sift_str_t *model) {
   return any;
 }
 
+#define NODE_MODEL_LABEL "alibabacloud.com/gpu-card-model"
+
 static const sift_status_t *filter(const sift_pod_t *pod, const sift_node_t *node) {
   (void)pod;
-  const sift_str_t *model = sift_label(&node->labels, "alibabacloud.com/gpu-card-model");
+  const sift_str_t *model = sift_label(&node->labels, NODE_MODEL_LABEL);
   if (model == NULL || model->len == 0) return &NO_GPU;
   return is_accepted(model) ? NULL : &BAD_MODEL;
 }
@@ -75,6 +77,8 @@ static const sift_status_t *filter(const sift_pod_t *pod, const sift_node_t *nod
 const sift_plugin_t sift_plugin = {
     .name = "GpuModel",
     .node_fields = SIFT_FIELD_LABELS,
+    // Of the nodes' labels, only the model is kept.
+    .node_labels = (const char *const[]){NODE_MODEL_LABEL, NULL},
     .init = init,
     .prepare = prepare,
     .filter = filter,

@@ -37,7 +37,10 @@ type gpuModel struct {
 	accepted []string
 }
 
-func (*gpuModel) Info() sift.Info { return sift.Info{Name: "GpuModel", NodeFields: sift.FieldLabels} }
+// Info: of the nodes' labels, only the model is kept.
+func (*gpuModel) Info() sift.Info {
+	return sift.Info{Name: "GpuModel", NodeFields: sift.FieldLabels, NodeLabels: []string{nodeModelLabel}}
+}
 
 func (*gpuModel) Init(args string) error {
 	if _, err := os.ReadFile("/etc/passwd"); err == nil {
