@@ -5,15 +5,5 @@ pub fn error_text(e: &kube::Error) -> String {
     if let kube::Error::Api(s) = e {
         return format!("{} ({} {})", s.message, s.code, s.reason);
     }
-    let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
-    while let Some(s) = source {
-        let t = s.to_string();
-        if !text.contains(&t) {
-            text.push_str(": ");
-            text.push_str(&t);
-        }
-        source = s.source();
-    }
-    text
+    crate::serve::informer::with_causes(e)
 }

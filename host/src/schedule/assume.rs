@@ -78,6 +78,10 @@ impl AssumedObjects {
     /// while it is not newer than the version an assumed write was based
     /// on; it is remembered as the latest then).
     pub fn observe(&mut self, o: &ApiObject) -> bool {
+        // Nothing assumed, the usual case: no key to build per event.
+        if self.entries.is_empty() {
+            return true;
+        }
         let id = (o.kind, o.key.clone());
         let Some(entry) = self.entries.get_mut(&id) else {
             return true;

@@ -114,20 +114,30 @@ pub fn plan(write: &PreBindWrite, before: Option<&Value>) -> Planned {
     }
 }
 
-/// The REST resource of a kind plugins may write.
-fn api_resource(kind: &str) -> Option<ApiResource> {
+/// The REST resource of a kind plugins may write, and whether it is
+/// namespaced (its k8s-openapi scope, so no second table says it).
+fn api_resource(kind: &str) -> Option<(ApiResource, bool)> {
+    fn of<K>() -> (ApiResource, bool)
+    where
+        K: kube::Resource<DynamicType = ()>,
+        K::Scope: 'static,
+    {
+        let namespaced = std::any::TypeId::of::<K::Scope>()
+            == std::any::TypeId::of::<k8s_openapi::NamespaceResourceScope>();
+        (ApiResource::erase::<K>(&()), namespaced)
+    }
     Some(match kind {
-        "PersistentVolumeClaim" => ApiResource::erase::<k8s::PersistentVolumeClaim>(&()),
-        "PersistentVolume" => ApiResource::erase::<k8s::PersistentVolume>(&()),
-        "StorageClass" => ApiResource::erase::<storage::StorageClass>(&()),
-        "CSINode" => ApiResource::erase::<storage::CSINode>(&()),
-        "CSIDriver" => ApiResource::erase::<storage::CSIDriver>(&()),
-        "CSIStorageCapacity" => ApiResource::erase::<storage::CSIStorageCapacity>(&()),
-        "VolumeAttachment" => ApiResource::erase::<storage::VolumeAttachment>(&()),
-        "ResourceSlice" => ApiResource::erase::<resource::ResourceSlice>(&()),
-        "DeviceClass" => ApiResource::erase::<resource::DeviceClass>(&()),
-        "ResourceClaim" => ApiResource::erase::<resource::ResourceClaim>(&()),
-        "ResourceClaimTemplate" => ApiResource::erase::<resource::ResourceClaimTemplate>(&()),
+        "PersistentVolumeClaim" => of::<k8s::PersistentVolumeClaim>(),
+        "PersistentVolume" => of::<k8s::PersistentVolume>(),
+        "StorageClass" => of::<storage::StorageClass>(),
+        "CSINode" => of::<storage::CSINode>(),
+        "CSIDriver" => of::<storage::CSIDriver>(),
+        "CSIStorageCapacity" => of::<storage::CSIStorageCapacity>(),
+        "VolumeAttachment" => of::<storage::VolumeAttachment>(),
+        "ResourceSlice" => of::<resource::ResourceSlice>(),
+        "DeviceClass" => of::<resource::DeviceClass>(),
+        "ResourceClaim" => of::<resource::ResourceClaim>(),
+        "ResourceClaimTemplate" => of::<resource::ResourceClaimTemplate>(),
         _ => return None,
     })
 }
@@ -141,15 +151,11 @@ fn text<'a>(v: &'a Value, path: &[&str]) -> &'a str {
 
 /// Writes one object; its version as the API server returned it.
 async fn put(client: &kube::Client, w: &Planned) -> Result<Value, String> {
-    let ar = api_resource(w.kind).ok_or_else(|| format!("sift cannot write a {}", w.kind))?;
+    let (ar, namespaced) =
+        api_resource(w.kind).ok_or_else(|| format!("sift cannot write a {}", w.kind))?;
     let name = text(&w.object, &["metadata", "name"]).to_string();
     let api: kube::Api<DynamicObject> = match text(&w.object, &["metadata", "namespace"]) {
-        _ if !crate::input::API_OBJECT_KINDS
-            .iter()
-            .any(|&(k, namespaced)| k == w.kind && namespaced) =>
-        {
-            kube::Api::all_with(client.clone(), &ar)
-        }
+        _ if !namespaced => kube::Api::all_with(client.clone(), &ar),
         "" => kube::Api::namespaced_with(client.clone(), "default", &ar),
         ns => kube::Api::namespaced_with(client.clone(), ns, &ar),
     };
@@ -363,8 +369,17 @@ mod tests {
         assert!(!p.put_object && !p.put_status);
         let p = plan(&write("StorageClass", class), None);
         assert!(p.put_object);
-        assert!(api_resource("ResourceClaim").is_some_and(|r| r.plural == "resourceclaims"));
+        assert!(api_resource("ResourceClaim").is_some_and(|(r, _)| r.plural == "resourceclaims"));
         assert!(api_resource("Pod").is_none());
+        // Every kind a plugin reads can be written, namespaced as the
+        // input's table says.
+        for &(kind, namespaced) in crate::input::API_OBJECT_KINDS {
+            assert_eq!(
+                api_resource(kind).map(|(_, n)| n),
+                Some(namespaced),
+                "{kind}"
+            );
+        }
     }
 
     #[test]

@@ -493,8 +493,14 @@ fn describe(k: Kind, e: &watcher::Error, deadline: Duration) -> String {
             k.plural()
         );
     }
+    with_causes(e)
+}
+
+/// An error in one line, followed by each cause its text does not already
+/// say (kube's errors repeat their source's text in their own, or not).
+pub fn with_causes(e: &(dyn std::error::Error + 'static)) -> String {
     let mut text = e.to_string();
-    let mut source = std::error::Error::source(e);
+    let mut source = e.source();
     while let Some(s) = source {
         let s_text = s.to_string();
         if !text.contains(&s_text) {
