@@ -639,11 +639,12 @@ fn new_projects_are_named_and_described_truthfully() {
         "{}",
         err(&o)
     );
-    let starter = std::fs::read_to_string(dir.join("c-check/plugin.c")).unwrap();
-    assert!(
-        starter.contains("sift_predicate_log_log"),
-        "the C starter logs"
-    );
+    // The C starter's SDK logs through the contract's log import, and its
+    // README says so (printf is discarded unless the sandbox grants stdio).
+    let sdk = std::fs::read_to_string(dir.join("c-check/sdk/sift.c")).unwrap();
+    assert!(sdk.contains("sift_predicate_log_log"), "the C SDK logs");
+    let readme = std::fs::read_to_string(dir.join("c-check/README.md")).unwrap();
+    assert!(readme.contains("sift_log"), "{readme}");
 }
 
 /// Issue 29 §8: a non-Wasm file in the plugins directory was read whole before its
